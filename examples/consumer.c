@@ -1,0 +1,57 @@
+/* A program that uses kgen as any consumer would: built against the installed
+ * library with nothing but `pkg-config --cflags --libs kgen` (see Makefile). */
+#include <math.h>
+#include <stdio.h>
+
+#include <cuda_runtime_api.h>
+#include <kgen/kgen.h>
+
+enum { ROWS = 4, COLS = 10 };
+
+int main(void) {
+  printf("kgen %s (%s, level %s): %lld variants compiled in\n", kgen_version(), kgen_build_arch(),
+         kgen_build_level(), (long long)kgen_variant_count());
+
+  /* Bad input is a status and a message naming the argument, never a crash. */
+  kgen_status_t s = kgen_softmax(KGEN_FLOAT32, -1, COLS, NULL, NULL, NULL);
+  printf("softmax with rows = -1: %s: %s\n", kgen_status_string(s), kgen_last_error());
+
+  float host[ROWS * COLS], out[ROWS * COLS];
+  for (int i = 0; i < ROWS * COLS; ++i) host[i] = (float)((i * 37) % 11) - 5.0f;
+  float *x = NULL, *y = NULL;
+  cudaError_t err = cudaMalloc((void**)&x, sizeof host);
+  if (err != cudaSuccess) {
+    printf("no usable GPU (%s): the demo stops here\n", cudaGetErrorString(err));
+    return 0;
+  }
+  if (cudaMalloc((void**)&y, sizeof host) != cudaSuccess ||
+      cudaMemcpy(x, host, sizeof host, cudaMemcpyHostToDevice) != cudaSuccess) {
+    printf("CUDA setup failed\n");
+    return 1;
+  }
+  const char* variant = "";
+  kgen_softmax_selected(0, KGEN_FLOAT32, ROWS, COLS, x, y, &variant);
+  s = kgen_softmax(KGEN_FLOAT32, ROWS, COLS, x, y, NULL);
+  if (s != KGEN_OK || cudaMemcpy(out, y, sizeof out, cudaMemcpyDeviceToHost) != cudaSuccess) {
+    printf("softmax failed: %s\n", kgen_last_error());
+    return 1;
+  }
+  printf("softmax of a %dx%d float32 matrix with %s:\n", ROWS, COLS, variant);
+  int ok = 1;
+  for (int r = 0; r < ROWS; ++r) {
+    double sum = 0, max = -INFINITY, ref_sum = 0;
+    for (int c = 0; c < COLS; ++c) max = fmax(max, host[r * COLS + c]);
+    for (int c = 0; c < COLS; ++c) ref_sum += exp(host[r * COLS + c] - max);
+    for (int c = 0; c < COLS; ++c) {
+      const double ref = exp(host[r * COLS + c] - max) / ref_sum;
+      ok &= fabs(out[r * COLS + c] - ref) < 1e-6;
+      sum += out[r * COLS + c];
+      printf(" %.4f", out[r * COLS + c]);
+    }
+    printf("   (row sum %.6f)\n", sum);
+  }
+  cudaFree(x);
+  cudaFree(y);
+  printf("%s\n", ok ? "matches the CPU reference" : "MISMATCH against the CPU reference");
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,64 @@
+// kgen C++ API: a thin layer over kgen.h that turns statuses into
+// kgen::Error exceptions (thrown here, in the caller's code, never inside the
+// library) and maps C++ element types to dtypes.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "kgen/kgen.h"
+
+#if defined(__CUDACC__) || __has_include(<cuda_fp16.h>)
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#define KGEN_HAVE_CUDA_HALF 1
+#endif
+
+namespace kgen {
+
+class Error : public std::runtime_error {
+ public:
+  Error(kgen_status_t status, const std::string& message)
+      : std::runtime_error(message), status_(status) {}
+  kgen_status_t status() const noexcept { return status_; }
+
+ private:
+  kgen_status_t status_;
+};
+
+inline void check(kgen_status_t status) {
+  if (status != KGEN_OK) throw Error(status, kgen_last_error());
+}
+
+template <class T> struct dtype_of;
+template <> struct dtype_of<float> { static constexpr kgen_dtype_t value = KGEN_FLOAT32; };
+template <> struct dtype_of<double> { static constexpr kgen_dtype_t value = KGEN_FLOAT64; };
+#ifdef KGEN_HAVE_CUDA_HALF
+template <> struct dtype_of<__half> { static constexpr kgen_dtype_t value = KGEN_FLOAT16; };
+template <> struct dtype_of<__nv_bfloat16> { static constexpr kgen_dtype_t value = KGEN_BFLOAT16; };
+#endif
+
+// Untyped: the dtype is an argument.
+inline void softmax(kgen_dtype_t dtype, int64_t rows, int64_t cols, const void* x, void* y,
+                    kgen_stream_t stream = nullptr) {
+  check(kgen_softmax(dtype, rows, cols, x, y, stream));
+}
+inline void log_softmax(kgen_dtype_t dtype, int64_t rows, int64_t cols, const void* x, void* y,
+                        kgen_stream_t stream = nullptr) {
+  check(kgen_log_softmax(dtype, rows, cols, x, y, stream));
+}
+
+// Typed: the dtype follows from T.
+template <class T>
+void softmax(int64_t rows, int64_t cols, const T* x, T* y, kgen_stream_t stream = nullptr) {
+  softmax(dtype_of<T>::value, rows, cols, x, y, stream);
+}
+template <class T>
+void log_softmax(int64_t rows, int64_t cols, const T* x, T* y, kgen_stream_t stream = nullptr) {
+  log_softmax(dtype_of<T>::value, rows, cols, x, y, stream);
+}
+
+inline std::string version() { return kgen_version(); }
+
+}  // namespace kgen

@@ -1,0 +1,53 @@
+#include "registry.hpp"
+
+#include <map>
+#include <string>
+#include <unordered_map>
+
+namespace kgen {
+namespace {
+
+constexpr int kFamilies = 1;
+constexpr int kDtypes = 4;
+
+struct Index {
+  std::vector<const VariantInfo*> all;
+  std::vector<const VariantInfo*> by_family_dtype[kFamilies][kDtypes];
+  std::unordered_map<std::string_view, const VariantInfo*> by_name;
+
+  Index() {
+    all.assign(gen::kRegistry, gen::kRegistry + gen::kRegistrySize);
+    for (const VariantInfo* v : all) {
+      by_family_dtype[static_cast<int>(v->family)][v->dtype].push_back(v);
+      by_name.emplace(v->name, v);
+    }
+  }
+};
+
+const Index& index() {
+  static const Index idx;  // thread-safe initialisation (C++11 magic statics)
+  return idx;
+}
+
+}  // namespace
+
+const char* family_name(Family f) {
+  switch (f) {
+    case Family::softmax: return "softmax";
+  }
+  return "unknown";
+}
+
+const std::vector<const VariantInfo*>& Registry::all() { return index().all; }
+
+const std::vector<const VariantInfo*>& Registry::of(Family family, kgen_dtype_t dtype) {
+  return index().by_family_dtype[static_cast<int>(family)][dtype];
+}
+
+const VariantInfo* Registry::find(std::string_view name) {
+  const auto& m = index().by_name;
+  auto it = m.find(name);
+  return it == m.end() ? nullptr : it->second;
+}
+
+}  // namespace kgen

@@ -1,0 +1,31 @@
+// The table of compiled variants (generated: registry.gen.cpp), with lookups
+// by name and by (family, dtype).  Built on first use, immutable after.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+#include "variant.hpp"
+
+namespace kgen {
+
+struct Registry {
+  // every compiled variant, in generator order
+  static const std::vector<const VariantInfo*>& all();
+  // the variants of one family and dtype, in generator order
+  static const std::vector<const VariantInfo*>& of(Family family, kgen_dtype_t dtype);
+  // nullptr when no compiled variant has this name
+  static const VariantInfo* find(std::string_view name);
+};
+
+namespace gen {
+// defined in the generated registry.gen.cpp
+extern const VariantInfo* const kRegistry[];
+extern const std::size_t kRegistrySize;
+extern const char* const kBuildArch;
+extern const char* const kBuildLevel;
+extern const char* const kGeneratorHash;
+}  // namespace gen
+
+}  // namespace kgen

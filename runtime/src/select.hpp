@@ -1,0 +1,37 @@
+// Variant selection, in the order of the design:
+//   1. the tuning database for this GPU          (tuning_db.cpp)
+//   2. the family's heuristic: the best-scoring compiled variant that
+//      supports the problem                      (<family>/heuristic.cpp)
+//   3. the family's generic variant
+// Every step only proposes variants that are compiled in and whose
+// supports() accepts the real problem.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "variant.hpp"
+
+namespace kgen {
+
+// Lexicographic preference: larger is better, first key first.
+struct Score {
+  std::array<int64_t, 5> key{};
+  static Score reject() { Score s; s.key[0] = INT64_MIN; return s; }
+  bool rejected() const { return key[0] == INT64_MIN; }
+  bool operator<(const Score& o) const { return key < o.key; }
+};
+
+using ScoreFn = Score (*)(const VariantInfo& v, const void* problem);
+
+enum class Source { tuning_db, heuristic, generic };
+
+struct Selection {
+  const VariantInfo* variant = nullptr;
+  Source source = Source::generic;
+};
+
+Selection select_variant(Family family, kgen_dtype_t dtype, const DeviceInfo& device,
+                         const void* problem, ScoreFn heuristic);
+
+}  // namespace kgen

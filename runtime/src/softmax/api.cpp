@@ -1,0 +1,115 @@
+// kgen_softmax and friends: validate, build the problem, select, launch.
+#include <cstring>
+
+#include "device.hpp"
+#include "registry.hpp"
+#include "softmax/problem.hpp"
+#include "validate.hpp"
+
+namespace kgen {
+namespace softmax {
+namespace {
+
+// Host-only checks (no CUDA call): fills *p, sets *empty for a no-op.
+kgen_status_t validate_host(int log, kgen_dtype_t dtype, int64_t rows, int64_t cols,
+                            const void* x, const void* y, Problem* p, bool* empty) {
+  KGEN_TRY(check_dtype(dtype));
+  KGEN_TRY(check_extent(rows, "rows"));
+  KGEN_TRY(check_extent(cols, "cols"));
+  int64_t n = 0;
+  KGEN_TRY(checked_elements(rows, cols, dtype_size(dtype), "rows x cols", &n));
+  *empty = n == 0;
+  if (*empty) return KGEN_OK;
+  KGEN_TRY(check_pointer(x, n, "x"));
+  KGEN_TRY(check_pointer(y, n, "y"));
+  KGEN_TRY(check_element_alignment(x, dtype_size(dtype), "x"));
+  KGEN_TRY(check_element_alignment(y, dtype_size(dtype), "y"));
+  KGEN_TRY(check_overlap(x, y, n * dtype_size(dtype), "x", "y"));
+  *p = Problem{dtype, log != 0, rows, cols, x, const_cast<void*>(y), nullptr};
+  return KGEN_OK;
+}
+
+// Everything up to the choice of variant; `variant` may name one.
+kgen_status_t prepare(const char* variant, int log, kgen_dtype_t dtype, int64_t rows,
+                      int64_t cols, const void* x, const void* y, Problem* p,
+                      const VariantInfo** chosen, bool* empty) {
+  KGEN_TRY(validate_host(log, dtype, rows, cols, x, y, p, empty));
+  const VariantInfo* named = nullptr;
+  if (variant) {
+    named = Registry::find(variant);
+    if (!named || named->family != Family::softmax)
+      return fail(KGEN_ERROR_UNSUPPORTED, "variant: '%s' is not a compiled softmax variant",
+                  variant);
+    if (named->dtype != dtype)
+      return fail(KGEN_ERROR_INVALID_ARGUMENT, "variant: '%s' is not for dtype %s", variant,
+                  dtype_name(dtype));
+  }
+  if (*empty) return KGEN_OK;
+  KGEN_TRY(current_device(&p->device));
+  KGEN_TRY(check_device_pointer(x, *p->device, "x"));
+  KGEN_TRY(check_device_pointer(y, *p->device, "y"));
+  if (named) {
+    if (!named->supports(*named, p))
+      return fail(KGEN_ERROR_UNSUPPORTED,
+                  "variant: '%s' cannot run rows=%lld cols=%lld with these pointers", variant,
+                  static_cast<long long>(rows), static_cast<long long>(cols));
+    *chosen = named;
+  } else {
+    *chosen = select_variant(Family::softmax, dtype, *p->device, p, &heuristic).variant;
+    if (!*chosen)
+      return fail(KGEN_ERROR_INTERNAL, "no generic softmax variant for %s is compiled in",
+                  dtype_name(dtype));
+  }
+  return KGEN_OK;
+}
+
+kgen_status_t run(const char* variant, int log, kgen_dtype_t dtype, int64_t rows, int64_t cols,
+                  const void* x, void* y, kgen_stream_t stream) {
+  Problem p{};
+  const VariantInfo* v = nullptr;
+  bool empty = false;
+  KGEN_TRY(prepare(variant, log, dtype, rows, cols, x, y, &p, &v, &empty));
+  if (empty) return succeed();
+  KGEN_TRY(check_stream(stream));
+  cudaError_t err = v->launch(&p, stream);
+  if (err != cudaSuccess) return fail_cuda(err, v->name);
+  return succeed();
+}
+
+}  // namespace
+}  // namespace softmax
+}  // namespace kgen
+
+using kgen::softmax::run;
+
+extern "C" {
+
+kgen_status_t kgen_softmax(kgen_dtype_t dtype, int64_t rows, int64_t cols, const void* x, void* y,
+                           kgen_stream_t stream) {
+  KGEN_GUARD(return run(nullptr, 0, dtype, rows, cols, x, y, stream);)
+}
+
+kgen_status_t kgen_log_softmax(kgen_dtype_t dtype, int64_t rows, int64_t cols, const void* x,
+                               void* y, kgen_stream_t stream) {
+  KGEN_GUARD(return run(nullptr, 1, dtype, rows, cols, x, y, stream);)
+}
+
+kgen_status_t kgen_softmax_variant(const char* variant, int log, kgen_dtype_t dtype, int64_t rows,
+                                   int64_t cols, const void* x, void* y, kgen_stream_t stream) {
+  KGEN_GUARD(return run(variant, log, dtype, rows, cols, x, y, stream);)
+}
+
+kgen_status_t kgen_softmax_selected(int log, kgen_dtype_t dtype, int64_t rows, int64_t cols,
+                                    const void* x, const void* y, const char** variant) {
+  KGEN_GUARD({
+    if (!variant) return kgen::fail(KGEN_ERROR_INVALID_ARGUMENT, "variant: null output pointer");
+    kgen::softmax::Problem p{};
+    const kgen::VariantInfo* v = nullptr;
+    bool empty = false;
+    KGEN_TRY(kgen::softmax::prepare(nullptr, log, dtype, rows, cols, x, y, &p, &v, &empty));
+    *variant = empty ? "" : v->name;
+    return kgen::succeed();
+  })
+}
+
+}  // extern "C"

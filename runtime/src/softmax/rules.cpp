@@ -1,0 +1,99 @@
+// Softmax capability (supports) and preference (heuristic).
+//
+// Capability is decided from the real problem: pack width against cols and
+// pointer alignment, row length against the tier's reach, shared memory
+// against what this device gives one block.  Preference follows OneFlow's
+// dispatch: registers when the row fits a warp tier variant, else shared
+// memory, else the two-pass uncached kernel; within a tier the widest pack,
+// the tightest fit, and for shared memory the block size that keeps the most
+// warps resident.
+#include <algorithm>
+#include <cstdint>
+
+#include "dtype.hpp"
+#include "kgen_params.gen.hpp"
+#include "softmax/problem.hpp"
+
+namespace kgen {
+namespace softmax {
+namespace {
+
+using Params = gen::SoftmaxParams;
+using Tier = gen::SoftmaxTier;
+
+bool aligned(const void* p, int64_t bytes) {
+  return reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(bytes) == 0;
+}
+
+// Warps an SM keeps resident for the smem tier at this block size.
+int64_t smem_active_warps(const Problem& p, int block) {
+  const DeviceInfo& d = *p.device;
+  int64_t smem = smem_row_bytes(p, compute_size(p.dtype)) + kSmemReserve;
+  int64_t by_smem = static_cast<int64_t>(d.smem_per_sm) / smem;
+  int64_t by_threads = d.max_threads_per_sm / block;
+  int64_t blocks = std::min<int64_t>({by_smem, by_threads, d.max_blocks_per_sm});
+  return blocks * block / 32;
+}
+
+}  // namespace
+
+bool supports(const VariantInfo& v, const void* problem) {
+  const Problem& p = *static_cast<const Problem*>(problem);
+  const Params& q = *static_cast<const Params*>(v.params);
+  if (v.dtype != p.dtype) return false;
+  const int64_t pack_bytes = int64_t{q.pack_size} * dtype_size(p.dtype);
+  if (p.cols % q.pack_size != 0 || !aligned(p.x, pack_bytes) || !aligned(p.y, pack_bytes))
+    return false;
+  switch (q.tier) {
+    case Tier::warp: {
+      const int64_t reach = int64_t{q.cols_per_thread} * q.group_width;
+      return q.padding ? p.cols <= reach : p.cols == reach;
+    }
+    case Tier::smem: {
+      const int64_t need = smem_row_bytes(p, compute_size(p.dtype)) + kSmemReserve;
+      return p.cols <= INT32_MAX && need <= static_cast<int64_t>(p.device->smem_per_block_optin);
+    }
+    case Tier::uncached:
+    case Tier::generic:
+      return true;
+  }
+  return false;
+}
+
+Score heuristic(const VariantInfo& v, const void* problem) {
+  const Problem& p = *static_cast<const Problem*>(problem);
+  const Params& q = *static_cast<const Params*>(v.params);
+  Score s;
+  s.key[1] = q.pack_size;  // widest accesses first
+  switch (q.tier) {
+    case Tier::warp: {
+      s.key[0] = 3;
+      const int64_t reach = int64_t{q.cols_per_thread} * q.group_width;
+      s.key[2] = -reach;  // least padding: fewer registers, fewer idle lanes
+      // two rows per access hides latency for narrow groups; a full warp
+      // already has cols_per_thread loads in flight
+      s.key[3] = (q.rows_per_access == 2) == (q.group_width < 32);
+      s.key[4] = !q.padding;  // exact fit: no bounds checks
+      return s;
+    }
+    case Tier::smem: {
+      s.key[0] = 2;
+      s.key[2] = smem_active_warps(p, q.block_size);
+      const int64_t packs = p.cols / q.pack_size;
+      // the largest block that still has a pack for every thread
+      s.key[3] = q.block_size <= packs ? q.block_size : -q.block_size;
+      return s;
+    }
+    case Tier::uncached:
+      s.key[0] = 1;
+      s.key[2] = q.block_size;
+      return s;
+    case Tier::generic:
+      s.key[0] = 0;
+      return s;
+  }
+  return Score::reject();
+}
+
+}  // namespace softmax
+}  // namespace kgen

@@ -1,0 +1,43 @@
+// The record every generated variant provides, and the device facts that
+// capability checks and launch configuration read.  Shared by the runtime and
+// the generated translation units.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+#include "kgen/kgen.h"
+
+namespace kgen {
+
+enum class Family : int { softmax = 0 };
+const char* family_name(Family f);
+
+// Read once per device (runtime/src/device.cpp); fake ones in host tests.
+struct DeviceInfo {
+  int ordinal = 0;
+  int major = 9, minor = 0;
+  int sm_count = 132;
+  int max_threads_per_sm = 2048;
+  int max_blocks_per_sm = 32;
+  std::size_t smem_per_sm = 228 * 1024;           // shared memory of one SM
+  std::size_t smem_per_block_optin = 227 * 1024;  // one block, after opting in
+  std::size_t l2_bytes = 50u << 20;
+  char name[128] = "";
+};
+
+struct VariantInfo {
+  const char* name;          // the canonical variant name
+  Family family;
+  kgen_dtype_t dtype;
+  const void* params;        // the family's generated params struct
+  bool generic;              // supports every valid problem of its dtype
+  // capability, decided from the real problem (pointers, extents, device)
+  bool (*supports)(const VariantInfo& self, const void* problem);
+  // launches on the stream; returns the launch's error state
+  cudaError_t (*launch)(const void* problem, cudaStream_t stream);
+};
+
+}  // namespace kgen

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The main job: generate + build + install the library, build the consumer
+# example through pkg-config and run it; on a machine with a GPU, build the
+# whole variant space and run the benchmark too.
+#   scripts/main.sh            level default without a GPU, full with one
+#   LEVEL=default scripts/main.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+command -v nvcc >/dev/null || export PATH="/usr/local/cuda/bin:$PATH"
+
+gpu=0
+if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q GPU; then gpu=1; fi
+level=${LEVEL:-$([ $gpu = 1 ] && echo full || echo default)}
+arch=${ARCH:-sm_90}
+prefix="$PWD/_install"
+
+if [ -d build ]; then
+  meson configure build -Dlevel="$level" -Darch="$arch" --prefix="$prefix"
+else
+  meson setup build -Dlevel="$level" -Darch="$arch" --prefix="$prefix"
+fi
+ninja -C build
+meson install -C build --quiet
+
+pcdir=$(dirname "$(find "$prefix" -name kgen.pc | head -n 1)")
+PKG_CONFIG_PATH="$pcdir" make -C examples -s consumer
+examples/consumer
+
+if [ $gpu = 1 ]; then
+  name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1 | tr ' ' '_')
+  KGEN_COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown) \
+    build/bench/kgen-bench softmax --md "bench/results/${name}_softmax.md" \
+    --csv "bench/results/${name}_softmax.csv"
+fi

@@ -1,0 +1,65 @@
+// Element types, vector packs and math shared by every kernel family.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+namespace kgen {
+namespace device {
+
+// Half types are computed in float32, float64 in float64.
+template <class T> struct ComputeOf { using type = float; };
+template <> struct ComputeOf<double> { using type = double; };
+template <class T> using compute_t = typename ComputeOf<T>::type;
+
+__device__ __forceinline__ float to_compute(float v) { return v; }
+__device__ __forceinline__ double to_compute(double v) { return v; }
+__device__ __forceinline__ float to_compute(__half v) { return __half2float(v); }
+__device__ __forceinline__ float to_compute(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <class T> __device__ __forceinline__ T from_compute(compute_t<T> v);
+template <> __device__ __forceinline__ float from_compute<float>(float v) { return v; }
+template <> __device__ __forceinline__ double from_compute<double>(double v) { return v; }
+template <> __device__ __forceinline__ __half from_compute<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ __forceinline__ __nv_bfloat16 from_compute<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+
+template <class C> __device__ __forceinline__ C neg_inf();
+template <> __device__ __forceinline__ float neg_inf<float>() { return -__int_as_float(0x7f800000); }
+template <> __device__ __forceinline__ double neg_inf<double>() {
+  return -__longlong_as_double(0x7ff0000000000000ll);
+}
+
+// Accurate exp/log (not the __expf intrinsics): memory-bound kernels have
+// the arithmetic to spare, and results then match PyTorch closely.
+__device__ __forceinline__ float kexp(float v) { return expf(v); }
+__device__ __forceinline__ double kexp(double v) { return exp(v); }
+__device__ __forceinline__ float klog(float v) { return logf(v); }
+__device__ __forceinline__ double klog(double v) { return log(v); }
+
+// N elements moved as one aligned vector access (up to 16 bytes).
+template <class T, int N>
+struct alignas(sizeof(T) * N) Pack {
+  T v[N];
+};
+
+template <class T, int N>
+__device__ __forceinline__ void load_pack(const T* src, compute_t<T>* dst) {
+  const Pack<T, N> pk = *reinterpret_cast<const Pack<T, N>*>(src);
+#pragma unroll
+  for (int i = 0; i < N; ++i) dst[i] = to_compute(pk.v[i]);
+}
+
+template <class T, int N>
+__device__ __forceinline__ void store_pack(T* dst, const compute_t<T>* src) {
+  Pack<T, N> pk;
+#pragma unroll
+  for (int i = 0; i < N; ++i) pk.v[i] = from_compute<T>(src[i]);
+  *reinterpret_cast<Pack<T, N>*>(dst) = pk;
+}
+
+}  // namespace device
+}  // namespace kgen

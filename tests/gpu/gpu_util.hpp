@@ -1,0 +1,137 @@
+// Helpers for GPU tests: checked CUDA calls, device buffers, host-side
+// conversion of every dtype, random data, poison.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "kgen/kgen.h"
+
+#define CUDA_REQUIRE(expr)                                                     \
+  do {                                                                         \
+    cudaError_t err_ = (expr);                                                 \
+    INFO(#expr << ": " << cudaGetErrorString(err_));                           \
+    REQUIRE(err_ == cudaSuccess);                                              \
+  } while (0)
+
+#define KGEN_REQUIRE(expr)                                                     \
+  do {                                                                         \
+    kgen_status_t st_ = (expr);                                                \
+    INFO(#expr << ": " << kgen_last_error());                                  \
+    REQUIRE(st_ == KGEN_OK);                                                   \
+  } while (0)
+
+namespace test {
+
+struct DeviceBuffer {
+  void* ptr = nullptr;
+  size_t bytes = 0;
+  explicit DeviceBuffer(size_t n) : bytes(n) { CUDA_REQUIRE(cudaMalloc(&ptr, n ? n : 1)); }
+  ~DeviceBuffer() { cudaFree(ptr); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  template <class T = void> T* at(size_t byte_offset = 0) const {
+    return reinterpret_cast<T*>(static_cast<char*>(ptr) + byte_offset);
+  }
+};
+
+inline int elem_size(kgen_dtype_t d) { return kgen_dtype_size(d); }
+
+inline const char* dtype_short(kgen_dtype_t d) {
+  switch (d) {
+    case KGEN_FLOAT32: return "f32";
+    case KGEN_FLOAT16: return "f16";
+    case KGEN_BFLOAT16: return "bf16";
+    case KGEN_FLOAT64: return "f64";
+  }
+  return "?";
+}
+
+// Host-side storage of any dtype as raw bytes, with conversion to double.
+struct HostTensor {
+  kgen_dtype_t dtype;
+  std::vector<unsigned char> bytes;
+  HostTensor(kgen_dtype_t d, size_t n) : dtype(d), bytes(n * elem_size(d)) {}
+  size_t size() const { return bytes.size() / elem_size(dtype); }
+  double get(size_t i) const {
+    const unsigned char* p = bytes.data() + i * elem_size(dtype);
+    switch (dtype) {
+      case KGEN_FLOAT32: { float v; std::memcpy(&v, p, 4); return v; }
+      case KGEN_FLOAT64: { double v; std::memcpy(&v, p, 8); return v; }
+      case KGEN_FLOAT16: { __half v; std::memcpy(&v, p, 2); return __half2float(v); }
+      case KGEN_BFLOAT16: { __nv_bfloat16 v; std::memcpy(&v, p, 2); return __bfloat162float(v); }
+    }
+    return NAN;
+  }
+  void set(size_t i, double value) {
+    unsigned char* p = bytes.data() + i * elem_size(dtype);
+    switch (dtype) {
+      case KGEN_FLOAT32: { float v = static_cast<float>(value); std::memcpy(p, &v, 4); break; }
+      case KGEN_FLOAT64: { std::memcpy(p, &value, 8); break; }
+      case KGEN_FLOAT16: { __half v = __float2half_rn(static_cast<float>(value)); std::memcpy(p, &v, 2); break; }
+      case KGEN_BFLOAT16: { __nv_bfloat16 v = __float2bfloat16_rn(static_cast<float>(value)); std::memcpy(p, &v, 2); break; }
+    }
+  }
+};
+
+inline std::mt19937_64& rng() {
+  static std::mt19937_64 gen(20261122);
+  return gen;
+}
+
+// Values spread like activations: normal, sd 3, never all equal, no zeros.
+inline HostTensor random_tensor(kgen_dtype_t d, size_t n) {
+  HostTensor t(d, n);
+  std::normal_distribution<double> dist(0.0, 3.0);
+  for (size_t i = 0; i < n; ++i) t.set(i, dist(rng()));
+  return t;
+}
+
+// A byte pattern that decodes to NaN in every float dtype: an unwritten
+// element never compares equal to a reference.
+inline void poison(void* p, size_t bytes, cudaStream_t s = nullptr) {
+  CUDA_REQUIRE(cudaMemsetAsync(p, 0xFF, bytes, s));
+}
+
+struct Tolerance {
+  double atol, rtol;
+};
+
+// Output rounding dominates: float16 keeps 11 bits, bfloat16 8, float32 24.
+inline Tolerance tolerance(kgen_dtype_t d) {
+  switch (d) {
+    case KGEN_FLOAT32: return {1e-6, 2e-5};
+    case KGEN_FLOAT64: return {1e-13, 1e-11};
+    case KGEN_FLOAT16: return {2e-5, 2e-3};
+    case KGEN_BFLOAT16: return {2e-4, 1.6e-2};
+  }
+  return {0, 0};
+}
+
+// Counts elements of `got` outside the tolerance of `want` (NaN must match NaN,
+// infinities must match exactly).  Reports the first few.
+inline size_t count_mismatches(const HostTensor& got, const std::vector<double>& want,
+                               Tolerance tol, std::string* first) {
+  size_t bad = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double g = got.get(i), w = want[i];
+    bool ok;
+    if (std::isnan(w)) ok = std::isnan(g);
+    else if (std::isinf(w)) ok = g == w;
+    else ok = std::fabs(g - w) <= tol.atol + tol.rtol * std::fabs(w);
+    if (!ok && bad++ < 3 && first)
+      *first += "[" + std::to_string(i) + "] got " + std::to_string(g) + " want " + std::to_string(w) + "; ";
+  }
+  return bad;
+}
+
+}  // namespace test
