@@ -67,9 +67,12 @@ kgen_status_t check_device_pointer(const void* p, const DeviceInfo& device, cons
 }
 
 kgen_status_t check_stream(cudaStream_t stream) {
-  cudaError_t err = cudaStreamQuery(stream);
-  if (err == cudaSuccess || err == cudaErrorNotReady) return KGEN_OK;
-  return fail_cuda(err, "stream");
+  // cudaStreamGetFlags, not cudaStreamQuery: a query is illegal while the
+  // stream is being captured into a graph and would invalidate the capture.
+  unsigned flags = 0;
+  cudaError_t err = cudaStreamGetFlags(stream, &flags);
+  if (err != cudaSuccess) return fail_cuda(err, "stream");
+  return KGEN_OK;
 }
 
 }  // namespace kgen

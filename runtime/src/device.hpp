@@ -13,8 +13,8 @@ kgen_status_t current_device(const DeviceInfo** info);
 // of that device, or mapped host memory.  `what` names the argument.
 kgen_status_t check_device_pointer(const void* p, const DeviceInfo& device, const char* what);
 
-// Checks that a stream handle is usable and that no earlier sticky error
-// poisons the context.
+// Checks that a stream handle is one the runtime knows (a handle already
+// destroyed is undefined behaviour in CUDA itself and cannot be detected).
 kgen_status_t check_stream(cudaStream_t stream);
 
 }  // namespace kgen

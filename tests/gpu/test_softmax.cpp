@@ -217,12 +217,20 @@ TEST_CASE("bad pointers and a bad stream are errors naming them, nothing written
   CHECK(std::string(kgen_last_error()).rfind("y:", 0) == 0);
   CHECK(std::all_of(host.begin(), host.end(), [](float v) { return v == 1.0f; }));
 
-  cudaStream_t dead;
-  CUDA_REQUIRE(cudaStreamCreate(&dead));
-  CUDA_REQUIRE(cudaStreamDestroy(dead));
-  CHECK(kgen_softmax(KGEN_FLOAT32, rows, cols, x.ptr, y.ptr, dead) == KGEN_ERROR_CUDA);
-  CHECK(std::string(kgen_last_error()).rfind("stream:", 0) == 0);
-  cudaGetLastError();  // clear the non-sticky error the query left
+  // the legacy stream may not be used while another stream captures in
+  // global mode: the launch fails, and the error names the stream
+  cudaStream_t capturing;
+  CUDA_REQUIRE(cudaStreamCreateWithFlags(&capturing, cudaStreamNonBlocking));
+  CUDA_REQUIRE(cudaStreamBeginCapture(capturing, cudaStreamCaptureModeGlobal));
+  const kgen_status_t st = kgen_softmax(KGEN_FLOAT32, rows, cols, x.ptr, y.ptr, nullptr);
+  const std::string msg = kgen_last_error();
+  cudaGraph_t graph = nullptr;
+  cudaStreamEndCapture(capturing, &graph);  // invalidated by the failed launch
+  if (graph) cudaGraphDestroy(graph);
+  cudaGetLastError();
+  CUDA_REQUIRE(cudaStreamDestroy(capturing));
+  CHECK(st == KGEN_ERROR_CUDA);
+  CHECK(msg.rfind("stream:", 0) == 0);
 
   std::vector<unsigned char> after(y.bytes);
   CUDA_REQUIRE(cudaMemcpy(after.data(), y.ptr, y.bytes, cudaMemcpyDeviceToHost));
@@ -245,6 +253,37 @@ TEST_CASE("softmax on a stream is ordered with the stream's other work", "[softm
   CUDA_REQUIRE(cudaStreamDestroy(s));
   std::string first;
   CHECK(count_mismatches(got, want, tolerance(KGEN_BFLOAT16), &first) == 0);
+}
+
+TEST_CASE("softmax can be captured into a CUDA graph and replayed", "[softmax][graph]") {
+  for (Shape s : {Shape{1000, 128}, Shape{64, 4096}, Shape{4, 300000}}) {
+    HostTensor x = random_tensor(KGEN_FLOAT32, s.rows * s.cols);
+    const std::vector<double> want = reference(x, s.rows, s.cols, false);
+    DeviceBuffer dx(x.bytes.size()), dy(x.bytes.size());
+    CUDA_REQUIRE(cudaMemcpy(dx.ptr, x.bytes.data(), x.bytes.size(), cudaMemcpyHostToDevice));
+    cudaStream_t st;
+    CUDA_REQUIRE(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    cudaGraph_t graph;
+    CUDA_REQUIRE(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+    const kgen_status_t status = kgen_softmax(KGEN_FLOAT32, s.rows, s.cols, dx.ptr, dy.ptr, st);
+    CUDA_REQUIRE(cudaStreamEndCapture(st, &graph));
+    INFO(kgen_last_error());
+    REQUIRE(status == KGEN_OK);
+    cudaGraphExec_t exec;
+    CUDA_REQUIRE(cudaGraphInstantiate(&exec, graph, 0));
+    for (int rep = 0; rep < 2; ++rep) {
+      poison(dy.ptr, dy.bytes, st);
+      CUDA_REQUIRE(cudaGraphLaunch(exec, st));
+      CUDA_REQUIRE(cudaStreamSynchronize(st));
+      HostTensor got(KGEN_FLOAT32, s.rows * s.cols);
+      CUDA_REQUIRE(cudaMemcpy(got.bytes.data(), dy.ptr, dy.bytes, cudaMemcpyDeviceToHost));
+      std::string first;
+      CHECK(count_mismatches(got, want, tolerance(KGEN_FLOAT32), &first) == 0);
+    }
+    CUDA_REQUIRE(cudaGraphExecDestroy(exec));
+    CUDA_REQUIRE(cudaGraphDestroy(graph));
+    CUDA_REQUIRE(cudaStreamDestroy(st));
+  }
 }
 
 TEST_CASE("a tensor past 2^31 elements (int64 indexing)", "[softmax][huge]") {

@@ -72,7 +72,9 @@ kgen_status_t run(const char* variant, int log, kgen_dtype_t dtype, int64_t rows
   if (empty) return succeed();
   KGEN_TRY(check_stream(stream));
   cudaError_t err = v->launch(&p, stream);
-  if (err != cudaSuccess) return fail_cuda(err, v->name);
+  if (err != cudaSuccess)
+    return fail(KGEN_ERROR_CUDA, "stream: launching %s failed: %s: %s", v->name,
+                cudaGetErrorName(err), cudaGetErrorString(err));
   return succeed();
 }
 

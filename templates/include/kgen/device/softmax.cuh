@@ -249,18 +249,19 @@ cudaError_t launch_warp(const void* problem, cudaStream_t stream) {
 }
 
 // Raises a kernel's dynamic shared memory limit to all this device allows,
-// once per device.
-template <class Kernel>
-cudaError_t allow_max_smem(Kernel kernel, const DeviceInfo& d) {
+// once per kernel and device (the kernel is a template argument so that each
+// instantiation has its own flags).
+template <auto Kernel>
+cudaError_t allow_max_smem(const DeviceInfo& d) {
   constexpr int kMaxDevices = 64;
   static std::once_flag once[kMaxDevices];
   static cudaError_t result[kMaxDevices];
   if (d.ordinal < 0 || d.ordinal >= kMaxDevices) return cudaErrorInvalidDevice;
   std::call_once(once[d.ordinal], [&] {
     cudaFuncAttributes attr;
-    cudaError_t err = cudaFuncGetAttributes(&attr, kernel);
+    cudaError_t err = cudaFuncGetAttributes(&attr, Kernel);
     if (err == cudaSuccess)
-      err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+      err = cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  static_cast<int>(d.smem_per_block_optin - attr.sharedSizeBytes));
     result[d.ordinal] = err;
   });
@@ -279,12 +280,13 @@ cudaError_t launch_smem(const void* problem, cudaStream_t stream) {
   const T* x = static_cast<const T*>(p.x);
   T* y = static_cast<T*>(p.y);
   const int cols = static_cast<int>(p.cols);
-  auto kernel = p.log ? smem_kernel<T, P, true, BLOCK> : smem_kernel<T, P, false, BLOCK>;
+  constexpr auto kSoftmax = smem_kernel<T, P, false, BLOCK>;
+  constexpr auto kLogSoftmax = smem_kernel<T, P, true, BLOCK>;
   if (smem > 48 * 1024) {
-    cudaError_t err = allow_max_smem(kernel, d);
+    cudaError_t err = p.log ? allow_max_smem<kLogSoftmax>(d) : allow_max_smem<kSoftmax>(d);
     if (err != cudaSuccess) return err;
   }
-  kernel<<<grid, BLOCK, smem, stream>>>(x, y, p.rows, cols);
+  (p.log ? kLogSoftmax : kSoftmax)<<<grid, BLOCK, smem, stream>>>(x, y, p.rows, cols);
   return cudaGetLastError();
 }
 
