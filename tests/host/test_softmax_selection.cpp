@@ -1,6 +1,7 @@
 // Softmax capability and selection on a described device, without a GPU.
 // Written against properties (tier, pack width, fit), not names, so it holds
 // at every build level.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -63,23 +64,32 @@ TEST_CASE("rows that fit registers go to the warp tier with the widest pack", "[
 
 TEST_CASE("longer rows go to shared memory, then to the uncached tier", "[selection]") {
   CHECK(pick(KGEN_FLOAT32, 1000, 4096).p.tier == SoftmaxTier::smem);
-  CHECK(pick(KGEN_FLOAT16, 1000, 32768).p.tier == SoftmaxTier::smem);  // 128 KB as float: opt-in
+  CHECK(pick(KGEN_FLOAT16, 1000, 32768).p.tier == SoftmaxTier::smem);  // 64 KB: opt-in
   CHECK(pick(KGEN_FLOAT32, 100, 1 << 20).p.tier == SoftmaxTier::uncached);
-  // just past what one block's shared memory holds
-  const int64_t limit = (227 * 1024 - kgen::softmax::kSmemReserve) / 4;
-  CHECK(pick(KGEN_FLOAT32, 8, limit).p.tier == SoftmaxTier::smem);
-  CHECK(pick(KGEN_FLOAT32, 8, limit + 4).p.tier == SoftmaxTier::uncached);
+  // just past what one block's shared memory holds (rows kept in their dtype)
+  for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_FLOAT64}) {
+    const int64_t limit = (227 * 1024 - kgen::softmax::kSmemReserve) / elem(d);
+    CHECK(pick(d, 8, limit - limit % 8).p.tier == SoftmaxTier::smem);
+    CHECK(pick(d, 8, limit - limit % 8 + 8).p.tier == SoftmaxTier::uncached);
+  }
   // a device with less shared memory moves the boundary
   kgen::DeviceInfo small = h100();
   small.smem_per_block_optin = 48 * 1024;
   CHECK(pick(KGEN_FLOAT32, 8, 16384, 0, 0, small).p.tier == SoftmaxTier::uncached);
 }
 
-TEST_CASE("smem block size is chosen by occupancy, never above the packs of a row",
-          "[selection]") {
-  Picked s = pick(KGEN_FLOAT32, 1000, 2048);
+TEST_CASE("smem block size: most resident warps, then the smallest block", "[selection]") {
+  Picked s = pick(KGEN_FLOAT32, 1000, 2048);  // 8 KB rows: 2048 threads fit any block size
   REQUIRE(s.p.tier == SoftmaxTier::smem);
-  CHECK(s.p.block_size <= 2048 / s.p.pack_size);
+  int smallest = 1 << 30;
+  for (const kgen::VariantInfo* v : kgen::Registry::of(kgen::Family::softmax, KGEN_FLOAT32)) {
+    const auto& p = *static_cast<const SoftmaxParams*>(v->params);
+    if (p.tier == SoftmaxTier::smem && p.pack_size == s.p.pack_size) smallest = std::min(smallest, p.block_size);
+  }
+  CHECK(s.p.block_size == smallest);
+  Picked big = pick(KGEN_FLOAT32, 1000, 32768);  // 128 KB rows: one block per SM, so the largest
+  REQUIRE(big.p.tier == SoftmaxTier::smem);
+  CHECK(big.p.block_size == 1024);
 }
 
 TEST_CASE("misaligned pointers and odd cols get narrower packs, never a wrong one",

@@ -19,8 +19,9 @@ struct Problem {
   const DeviceInfo* device;
 };
 
-// Shared memory the smem tier needs for one row, beyond its static scratch.
-inline int64_t smem_row_bytes(const Problem& p, int compute_size) { return p.cols * compute_size; }
+// Shared memory the smem tier needs for one row (kept in its own dtype),
+// beyond its static scratch.
+inline int64_t smem_row_bytes(const Problem& p, int elem_size) { return p.cols * elem_size; }
 // Static shared memory of the block reductions, kept free when sizing rows.
 constexpr int64_t kSmemReserve = 1024;
 

@@ -28,7 +28,7 @@ bool aligned(const void* p, int64_t bytes) {
 // Warps an SM keeps resident for the smem tier at this block size.
 int64_t smem_active_warps(const Problem& p, int block) {
   const DeviceInfo& d = *p.device;
-  int64_t smem = smem_row_bytes(p, compute_size(p.dtype)) + kSmemReserve;
+  int64_t smem = smem_row_bytes(p, dtype_size(p.dtype)) + kSmemReserve;
   int64_t by_smem = static_cast<int64_t>(d.smem_per_sm) / smem;
   int64_t by_threads = d.max_threads_per_sm / block;
   int64_t blocks = std::min<int64_t>({by_smem, by_threads, d.max_blocks_per_sm});
@@ -50,7 +50,7 @@ bool supports(const VariantInfo& v, const void* problem) {
       return q.padding ? p.cols <= reach : p.cols == reach;
     }
     case Tier::smem: {
-      const int64_t need = smem_row_bytes(p, compute_size(p.dtype)) + kSmemReserve;
+      const int64_t need = smem_row_bytes(p, dtype_size(p.dtype)) + kSmemReserve;
       return p.cols <= INT32_MAX && need <= static_cast<int64_t>(p.device->smem_per_block_optin);
     }
     case Tier::uncached:
@@ -79,9 +79,10 @@ Score heuristic(const VariantInfo& v, const void* problem) {
     case Tier::smem: {
       s.key[0] = 2;
       s.key[2] = smem_active_warps(p, q.block_size);
-      const int64_t packs = p.cols / q.pack_size;
-      // the largest block that still has a pack for every thread
-      s.key[3] = q.block_size <= packs ? q.block_size : -q.block_size;
+      // at equal occupancy the smallest block: more rows in flight per SM
+      // and cheaper barriers (H100, 2048-8192 cols: 128-thread blocks beat
+      // 512-1024 by 5-25%; bench/NOTES.md v1)
+      s.key[3] = -q.block_size;
       return s;
     }
     case Tier::uncached:

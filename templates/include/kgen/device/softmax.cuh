@@ -95,39 +95,48 @@ __global__ void __launch_bounds__(BLOCK)
   }
 }
 
+// Packs each thread loads before it uses any: enough independent 16-byte
+// loads in flight to cover DRAM latency when an SM holds only one or two
+// rows (one load per thread at a time gave 24-42% of copy for 32K-column rows
+// on an H100; bench/NOTES.md v2).
+template <class T, int P>
+constexpr int kBatchPacks = 64 / static_cast<int>(sizeof(T) * P) < 1 ? 1 : 64 / static_cast<int>(sizeof(T) * P);
+
 // ---------------------------------------------------------------- smem tier
 // One block per row (grid-stride over rows); the row is kept in shared memory
-// in compute precision, laid out pack-major (element j of pack k at
-// j * packs + k) so that consecutive threads hit consecutive banks.
+// in its own dtype (half types take half the space), laid out pack-major
+// (element j of pack k at j * packs + k) so that consecutive threads hit
+// consecutive banks.  exp is recomputed in the last pass instead of stored.
 template <class T, int P, bool LOG, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
     smem_kernel(const T* x, T* y, int64_t rows, int cols) {
   using Cm = compute_t<T>;
+  constexpr int U = kBatchPacks<T, P>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  Cm* buf = reinterpret_cast<Cm*>(smem_raw);
+  T* buf = reinterpret_cast<T*>(smem_raw);
   const int packs = cols / P;
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const T* xr = x + row * cols;
     Cm thread_max = neg_inf<Cm>();
-    for (int k = threadIdx.x; k < packs; k += BLOCK) {
-      Cm v[P];
-      load_pack<T, P>(xr + k * P, v);
+    for (int k0 = threadIdx.x; k0 < packs; k0 += BLOCK * U) {
+      Pack<T, P> v[U];
 #pragma unroll
-      for (int j = 0; j < P; ++j) {
-        buf[j * packs + k] = v[j];
-        thread_max = MaxOp()(thread_max, v[j]);
-      }
+      for (int u = 0; u < U; ++u)
+        if (k0 + u * BLOCK < packs) v[u] = *reinterpret_cast<const Pack<T, P>*>(xr + (k0 + u * BLOCK) * P);
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (k0 + u * BLOCK < packs)
+#pragma unroll
+          for (int j = 0; j < P; ++j) {
+            buf[j * packs + k0 + u * BLOCK] = v[u].v[j];
+            thread_max = MaxOp()(thread_max, to_compute(v[u].v[j]));
+          }
     }
     const Cm mx = block_all_reduce<BLOCK>(thread_max, MaxOp(), neg_inf<Cm>());
     Cm thread_sum = 0;
-    for (int k = threadIdx.x; k < packs; k += BLOCK) {
+    for (int k = threadIdx.x; k < packs; k += BLOCK)
 #pragma unroll
-      for (int j = 0; j < P; ++j) {
-        const Cm e = kexp(buf[j * packs + k] - mx);
-        if (!LOG) buf[j * packs + k] = e;
-        thread_sum += e;
-      }
-    }
+      for (int j = 0; j < P; ++j) thread_sum += kexp(to_compute(buf[j * packs + k]) - mx);
     const Cm sum = block_all_reduce<BLOCK>(thread_sum, SumOp(), Cm(0));
     const Cm s = LOG ? klog(sum) : sum;
     T* yr = y + row * cols;
@@ -135,8 +144,8 @@ __global__ void __launch_bounds__(BLOCK)
       Cm out[P];
 #pragma unroll
       for (int j = 0; j < P; ++j) {
-        const Cm b = buf[j * packs + k];
-        out[j] = LOG ? b - mx - s : b / s;
+        const Cm d = to_compute(buf[j * packs + k]) - mx;
+        out[j] = LOG ? d - s : kexp(d) / s;
       }
       store_pack<T, P>(yr + k * P, out);
     }
@@ -198,25 +207,37 @@ template <class T, int P, bool LOG, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
     uncached_kernel(const T* x, T* y, int64_t rows, int64_t cols) {
   using Cm = compute_t<T>;
+  constexpr int U = kBatchPacks<T, P>;
   const int64_t packs = cols / P;
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const T* xr = x + row * cols;
     Online<Cm> st{neg_inf<Cm>(), Cm(0)};
-    for (int64_t k = threadIdx.x; k < packs; k += BLOCK) {
-      Cm v[P];
-      load_pack<T, P>(xr + k * P, v);
+    for (int64_t k0 = threadIdx.x; k0 < packs; k0 += int64_t{BLOCK} * U) {
+      Cm v[U][P];
 #pragma unroll
-      for (int j = 0; j < P; ++j) st.add(v[j]);
+      for (int u = 0; u < U; ++u)
+        if (k0 + u * BLOCK < packs) load_pack<T, P>(xr + (k0 + u * BLOCK) * P, v[u]);
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (k0 + u * BLOCK < packs)
+#pragma unroll
+          for (int j = 0; j < P; ++j) st.add(v[u][j]);
     }
     st = block_all_reduce_online<BLOCK>(st);
     const Cm s = LOG ? klog(st.s) : st.s;
     T* yr = y + row * cols;
-    for (int64_t k = threadIdx.x; k < packs; k += BLOCK) {
-      Cm v[P];
-      load_pack<T, P>(xr + k * P, v);
+    for (int64_t k0 = threadIdx.x; k0 < packs; k0 += int64_t{BLOCK} * U) {
+      Cm v[U][P];
 #pragma unroll
-      for (int j = 0; j < P; ++j) v[j] = LOG ? v[j] - st.m - s : kexp(v[j] - st.m) / s;
-      store_pack<T, P>(yr + k * P, v);
+      for (int u = 0; u < U; ++u)
+        if (k0 + u * BLOCK < packs) load_pack<T, P>(xr + (k0 + u * BLOCK) * P, v[u]);
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        if (k0 + u * BLOCK >= packs) continue;
+#pragma unroll
+        for (int j = 0; j < P; ++j) v[u][j] = LOG ? v[u][j] - st.m - s : kexp(v[u][j] - st.m) / s;
+        store_pack<T, P>(yr + (k0 + u * BLOCK) * P, v[u]);
+      }
     }
   }
 }
@@ -272,7 +293,7 @@ template <class T, int P, int BLOCK>
 cudaError_t launch_smem(const void* problem, cudaStream_t stream) {
   const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
   const DeviceInfo& d = *p.device;
-  const size_t smem = static_cast<size_t>(p.cols) * sizeof(compute_t<T>);
+  const size_t smem = static_cast<size_t>(p.cols) * sizeof(T);
   const int64_t by_smem = static_cast<int64_t>(d.smem_per_sm) / (smem + kgen::softmax::kSmemReserve);
   const int64_t per_sm = by_smem < d.max_threads_per_sm / BLOCK ? by_smem : d.max_threads_per_sm / BLOCK;
   const int64_t resident = int64_t{d.sm_count} * (per_sm < 1 ? 1 : per_sm);
