@@ -99,19 +99,25 @@ __global__ void __launch_bounds__(BLOCK)
 // loads in flight to cover DRAM latency when an SM holds only one or two
 // rows (one load per thread at a time gave 24-42% of copy for 32K-column rows
 // on an H100; bench/NOTES.md v2).
-template <class T, int P>
-constexpr int kBatchPacks = 64 / static_cast<int>(sizeof(T) * P) < 1 ? 1 : 64 / static_cast<int>(sizeof(T) * P);
+template <class T, int P, int BYTES>
+constexpr int kBatchPacks = BYTES / static_cast<int>(sizeof(T) * P) < 1 ? 1 : BYTES / static_cast<int>(sizeof(T) * P);
 
 // ---------------------------------------------------------------- smem tier
 // One block per row (grid-stride over rows); the row is kept in shared memory
 // in its own dtype (half types take half the space), laid out pack-major
 // (element j of pack k at j * packs + k) so that consecutive threads hit
 // consecutive banks.  exp is recomputed in the last pass instead of stored.
+// Full residency (2048 threads per SM) when shared memory allows: at 45-56
+// registers a thread, blocks of 1024 fitted once per SM and smem/uncached
+// rows ran at 40-52% of copy instead of 86-94% (H100, bench/NOTES.md v2).
+template <int BLOCK>
+constexpr int kMinBlocks = 2048 / BLOCK;
+
 template <class T, int P, bool LOG, int BLOCK>
-__global__ void __launch_bounds__(BLOCK)
+__global__ void __launch_bounds__(BLOCK, kMinBlocks<BLOCK>)
     smem_kernel(const T* x, T* y, int64_t rows, int cols) {
   using Cm = compute_t<T>;
-  constexpr int U = kBatchPacks<T, P>;
+  constexpr int U = kBatchPacks<T, P, 32>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* buf = reinterpret_cast<T*>(smem_raw);
   const int packs = cols / P;
@@ -203,11 +209,15 @@ __device__ __forceinline__ Online<C> block_all_reduce_online(Online<C> v) {
 
 // One block per row, two passes over global memory: online max+sum, then
 // normalise.  Any length (int64 columns).
+// One 16-byte pack in flight per thread and no residency floor: the online
+// update needs registers, and forcing 32 a thread spilled 200-1200 bytes;
+// unbatched it reaches 60-65% of copy against its 67% ceiling (three passes
+// of traffic for two counted).
 template <class T, int P, bool LOG, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
     uncached_kernel(const T* x, T* y, int64_t rows, int64_t cols) {
   using Cm = compute_t<T>;
-  constexpr int U = kBatchPacks<T, P>;
+  constexpr int U = kBatchPacks<T, P, 16>;
   const int64_t packs = cols / P;
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const T* xr = x + row * cols;
