@@ -59,9 +59,13 @@ def warp_default(d, p):
     return r == (2 if g < 32 else 1)
 
 
+def smem_pack(d):
+    """The smem tier's preferred pack: 4 bytes (see runtime/src/softmax/rules.cpp)."""
+    return max(1, 4 // d.size)
+
+
 def smem_default(d, p):
-    return (p["pack_size"], p["block_size"]) in (
-        (max_pack(d), 128), (max_pack(d), 512), (max_pack(d), 1024), (1, 256))
+    return p["pack_size"] in (smem_pack(d), 1)
 
 
 def uncached_default(d, p):

@@ -214,7 +214,7 @@ TEST_CASE("rows = 0 and cols = 0 launch nothing and touch nothing", "[softmax][e
   CHECK(std::count(host, host + 64, 0x5A) == 64);
 }
 
-TEST_CASE("bad pointers and a bad stream are errors naming them, nothing written",
+TEST_CASE("host pointers are errors naming them, nothing written",
           "[softmax][errors]") {
   const int64_t rows = 4, cols = 256;
   DeviceBuffer x(rows * cols * 4), y(rows * cols * 4);
@@ -228,21 +228,6 @@ TEST_CASE("bad pointers and a bad stream are errors naming them, nothing written
   CHECK(kgen_softmax(KGEN_FLOAT32, rows, cols, x.ptr, host.data(), nullptr) == KGEN_ERROR_INVALID_ARGUMENT);
   CHECK(std::string(kgen_last_error()).rfind("y:", 0) == 0);
   CHECK(std::all_of(host.begin(), host.end(), [](float v) { return v == 1.0f; }));
-
-  // the legacy stream may not be used while a blocking stream captures in
-  // global mode: the call fails with CUDA's capture error, writing nothing
-  cudaStream_t capturing;
-  CUDA_REQUIRE(cudaStreamCreate(&capturing));
-  CUDA_REQUIRE(cudaStreamBeginCapture(capturing, cudaStreamCaptureModeGlobal));
-  const kgen_status_t st = kgen_softmax(KGEN_FLOAT32, rows, cols, x.ptr, y.ptr, nullptr);
-  const std::string msg = kgen_last_error();
-  cudaGraph_t graph = nullptr;
-  cudaStreamEndCapture(capturing, &graph);  // invalidated by the failed launch
-  if (graph) cudaGraphDestroy(graph);
-  cudaGetLastError();
-  CUDA_REQUIRE(cudaStreamDestroy(capturing));
-  CHECK(st == KGEN_ERROR_CUDA);
-  CHECK(msg.find("cudaErrorStreamCapture") != std::string::npos);
 
   std::vector<unsigned char> after(y.bytes);
   CUDA_REQUIRE(cudaMemcpy(after.data(), y.ptr, y.bytes, cudaMemcpyDeviceToHost));

@@ -78,9 +78,12 @@ TEST_CASE("longer rows go to shared memory, then to the uncached tier", "[select
   CHECK(pick(KGEN_FLOAT32, 8, 16384, 0, 0, small).p.tier == SoftmaxTier::uncached);
 }
 
-TEST_CASE("smem block size: most resident warps, then the smallest block", "[selection]") {
+TEST_CASE("smem tier: 4-byte packs, most resident warps, then the smallest block", "[selection]") {
   Picked s = pick(KGEN_FLOAT32, 1000, 2048);  // 8 KB rows: 2048 threads fit any block size
   REQUIRE(s.p.tier == SoftmaxTier::smem);
+  CHECK(s.p.pack_size == 1);
+  CHECK(pick(KGEN_FLOAT16, 1000, 4096).p.pack_size == 2);
+  CHECK(pick(KGEN_BFLOAT16, 1000, 4096).p.pack_size == 2);
   int smallest = 1 << 30;
   for (const kgen::VariantInfo* v : kgen::Registry::of(kgen::Family::softmax, KGEN_FLOAT32)) {
     const auto& p = *static_cast<const SoftmaxParams*>(v->params);

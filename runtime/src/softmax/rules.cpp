@@ -8,6 +8,7 @@
 // the tightest fit, and for shared memory the block size that keeps the most
 // warps resident.
 #include <algorithm>
+#include <cstdlib>
 #include <cstdint>
 
 #include "dtype.hpp"
@@ -64,7 +65,7 @@ Score heuristic(const VariantInfo& v, const void* problem) {
   const Problem& p = *static_cast<const Problem*>(problem);
   const Params& q = *static_cast<const Params*>(v.params);
   Score s;
-  s.key[1] = q.pack_size;  // widest accesses first
+  s.key[1] = q.pack_size;  // widest accesses first (the smem tier overrides)
   switch (q.tier) {
     case Tier::warp: {
       s.key[0] = 3;
@@ -78,6 +79,10 @@ Score heuristic(const VariantInfo& v, const void* problem) {
     }
     case Tier::smem: {
       s.key[0] = 2;
+      // 4-byte packs: on an H100 they reached 86-94% of copy for 2048-8192
+      // cols where 16-byte packs reached 30-65% (the wide-pack kernels spill
+      // under the 32-register cap of full residency; bench/NOTES.md v3)
+      s.key[1] = -std::abs(q.pack_size * dtype_size(p.dtype) - 4);
       s.key[2] = smem_active_warps(p, q.block_size);
       // at equal occupancy the smallest block: more rows in flight per SM
       // and cheaper barriers (H100, 2048-8192 cols: 128-thread blocks beat

@@ -144,14 +144,15 @@ __global__ void __launch_bounds__(BLOCK, kMinBlocks<BLOCK>)
 #pragma unroll
       for (int j = 0; j < P; ++j) thread_sum += kexp(to_compute(buf[j * packs + k]) - mx);
     const Cm sum = block_all_reduce<BLOCK>(thread_sum, SumOp(), Cm(0));
-    const Cm s = LOG ? klog(sum) : sum;
+    // one division per row, not per element
+    const Cm s = LOG ? klog(sum) : Cm(1) / sum;
     T* yr = y + row * cols;
     for (int k = threadIdx.x; k < packs; k += BLOCK) {
       Cm out[P];
 #pragma unroll
       for (int j = 0; j < P; ++j) {
         const Cm d = to_compute(buf[j * packs + k]) - mx;
-        out[j] = LOG ? d - s : kexp(d) / s;
+        out[j] = LOG ? d - s : kexp(d) * s;
       }
       store_pack<T, P>(yr + k * P, out);
     }
@@ -234,7 +235,7 @@ __global__ void __launch_bounds__(BLOCK)
           for (int j = 0; j < P; ++j) st.add(v[u][j]);
     }
     st = block_all_reduce_online<BLOCK>(st);
-    const Cm s = LOG ? klog(st.s) : st.s;
+    const Cm s = LOG ? klog(st.s) : Cm(1) / st.s;
     T* yr = y + row * cols;
     for (int64_t k0 = threadIdx.x; k0 < packs; k0 += int64_t{BLOCK} * U) {
       Cm v[U][P];
@@ -245,7 +246,7 @@ __global__ void __launch_bounds__(BLOCK)
       for (int u = 0; u < U; ++u) {
         if (k0 + u * BLOCK >= packs) continue;
 #pragma unroll
-        for (int j = 0; j < P; ++j) v[u][j] = LOG ? v[u][j] - st.m - s : kexp(v[u][j] - st.m) / s;
+        for (int j = 0; j < P; ++j) v[u][j] = LOG ? v[u][j] - st.m - s : kexp(v[u][j] - st.m) * s;
         store_pack<T, P>(yr + (k0 + u * BLOCK) * P, v[u]);
       }
     }
