@@ -66,12 +66,13 @@ kgen_status_t check_device_pointer(const void* p, const DeviceInfo& device, cons
   }
 }
 
-kgen_status_t check_stream(cudaStream_t stream) {
-  // cudaStreamGetFlags, not cudaStreamQuery: a query is illegal while the
-  // stream is being captured into a graph and would invalidate the capture.
-  unsigned flags = 0;
-  cudaError_t err = cudaStreamGetFlags(stream, &flags);
+kgen_status_t check_stream(cudaStream_t stream, bool* capturing) {
+  // cudaStreamIsCapturing is legal during graph capture (a query such as
+  // cudaStreamQuery is not, and would invalidate the capture).
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  cudaError_t err = cudaStreamIsCapturing(stream, &status);
   if (err != cudaSuccess) return fail_cuda(err, "stream");
+  *capturing = status != cudaStreamCaptureStatusNone;
   return KGEN_OK;
 }
 

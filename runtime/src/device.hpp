@@ -15,6 +15,8 @@ kgen_status_t check_device_pointer(const void* p, const DeviceInfo& device, cons
 
 // Checks that a stream handle is one the runtime knows (a handle already
 // destroyed is undefined behaviour in CUDA itself and cannot be detected).
-kgen_status_t check_stream(cudaStream_t stream);
+// *capturing tells whether the stream is being captured into a graph, when
+// only capture-safe calls may be made.
+kgen_status_t check_stream(cudaStream_t stream, bool* capturing);
 
 }  // namespace kgen

@@ -29,36 +29,39 @@ kgen_status_t validate_host(int log, kgen_dtype_t dtype, int64_t rows, int64_t c
   return KGEN_OK;
 }
 
-// Everything up to the choice of variant; `variant` may name one.
-kgen_status_t prepare(const char* variant, int log, kgen_dtype_t dtype, int64_t rows,
-                      int64_t cols, const void* x, const void* y, Problem* p,
-                      const VariantInfo** chosen, bool* empty) {
-  KGEN_TRY(validate_host(log, dtype, rows, cols, x, y, p, empty));
+// After validate_host: the named variant (if any) is checked, then, for a
+// non-empty problem, the device and the pointers, and the variant chosen.
+// check_pointers: ask the driver what memory x and y are; skipped while the
+// stream is being captured into a graph (the queries are not capture-safe).
+kgen_status_t prepare(const char* variant, bool empty, bool check_pointers, Problem* p,
+                      const VariantInfo** chosen) {
   const VariantInfo* named = nullptr;
   if (variant) {
     named = Registry::find(variant);
     if (!named || named->family != Family::softmax)
       return fail(KGEN_ERROR_UNSUPPORTED, "variant: '%s' is not a compiled softmax variant",
                   variant);
-    if (named->dtype != dtype)
+    if (named->dtype != p->dtype)
       return fail(KGEN_ERROR_INVALID_ARGUMENT, "variant: '%s' is not for dtype %s", variant,
-                  dtype_name(dtype));
+                  dtype_name(p->dtype));
   }
-  if (*empty) return KGEN_OK;
+  if (empty) return KGEN_OK;
   KGEN_TRY(current_device(&p->device));
-  KGEN_TRY(check_device_pointer(x, *p->device, "x"));
-  KGEN_TRY(check_device_pointer(y, *p->device, "y"));
+  if (check_pointers) {
+    KGEN_TRY(check_device_pointer(p->x, *p->device, "x"));
+    KGEN_TRY(check_device_pointer(p->y, *p->device, "y"));
+  }
   if (named) {
     if (!named->supports(*named, p))
       return fail(KGEN_ERROR_UNSUPPORTED,
                   "variant: '%s' cannot run rows=%lld cols=%lld with these pointers", variant,
-                  static_cast<long long>(rows), static_cast<long long>(cols));
+                  static_cast<long long>(p->rows), static_cast<long long>(p->cols));
     *chosen = named;
   } else {
-    *chosen = select_variant(Family::softmax, dtype, *p->device, p, &heuristic).variant;
+    *chosen = select_variant(Family::softmax, p->dtype, *p->device, p, &heuristic).variant;
     if (!*chosen)
       return fail(KGEN_ERROR_INTERNAL, "no generic softmax variant for %s is compiled in",
-                  dtype_name(dtype));
+                  dtype_name(p->dtype));
   }
   return KGEN_OK;
 }
@@ -67,10 +70,11 @@ kgen_status_t run(const char* variant, int log, kgen_dtype_t dtype, int64_t rows
                   const void* x, void* y, kgen_stream_t stream) {
   Problem p{};
   const VariantInfo* v = nullptr;
-  bool empty = false;
-  KGEN_TRY(prepare(variant, log, dtype, rows, cols, x, y, &p, &v, &empty));
+  bool empty = false, capturing = false;
+  KGEN_TRY(validate_host(log, dtype, rows, cols, x, y, &p, &empty));
+  if (!empty) KGEN_TRY(check_stream(stream, &capturing));
+  KGEN_TRY(prepare(variant, empty, !capturing, &p, &v));
   if (empty) return succeed();
-  KGEN_TRY(check_stream(stream));
   cudaError_t err = v->launch(&p, stream);
   if (err != cudaSuccess)
     return fail(KGEN_ERROR_CUDA, "stream: launching %s failed: %s: %s", v->name,
@@ -108,7 +112,8 @@ kgen_status_t kgen_softmax_selected(int log, kgen_dtype_t dtype, int64_t rows, i
     kgen::softmax::Problem p{};
     const kgen::VariantInfo* v = nullptr;
     bool empty = false;
-    KGEN_TRY(kgen::softmax::prepare(nullptr, log, dtype, rows, cols, x, y, &p, &v, &empty));
+    KGEN_TRY(kgen::softmax::validate_host(log, dtype, rows, cols, x, y, &p, &empty));
+    KGEN_TRY(kgen::softmax::prepare(nullptr, empty, true, &p, &v));
     *variant = empty ? "" : v->name;
     return kgen::succeed();
   })
