@@ -29,24 +29,25 @@ kgen_status_t validate_host(int log, kgen_dtype_t dtype, int64_t rows, int64_t c
   return KGEN_OK;
 }
 
-// After validate_host: the named variant (if any) is checked, then, for a
-// non-empty problem, the device and the pointers, and the variant chosen.
-// check_pointers: ask the driver what memory x and y are; skipped while the
-// stream is being captured into a graph (the queries are not capture-safe).
-kgen_status_t prepare(const char* variant, bool empty, bool check_pointers, Problem* p,
-                      const VariantInfo** chosen) {
-  const VariantInfo* named = nullptr;
-  if (variant) {
-    named = Registry::find(variant);
-    if (!named || named->family != Family::softmax)
-      return fail(KGEN_ERROR_UNSUPPORTED, "variant: '%s' is not a compiled softmax variant",
-                  variant);
-    if (named->dtype != p->dtype)
-      return fail(KGEN_ERROR_INVALID_ARGUMENT, "variant: '%s' is not for dtype %s", variant,
-                  dtype_name(p->dtype));
-  }
-  if (empty) return KGEN_OK;
-  KGEN_TRY(current_device(&p->device));
+// Host-only: the variant a caller named, if any, must be a compiled softmax
+// variant of this dtype.
+kgen_status_t find_named(const char* variant, kgen_dtype_t dtype, const VariantInfo** named) {
+  *named = nullptr;
+  if (!variant) return KGEN_OK;
+  *named = Registry::find(variant);
+  if (!*named || (*named)->family != Family::softmax)
+    return fail(KGEN_ERROR_UNSUPPORTED, "variant: '%s' is not a compiled softmax variant", variant);
+  if ((*named)->dtype != dtype)
+    return fail(KGEN_ERROR_INVALID_ARGUMENT, "variant: '%s' is not for dtype %s", variant,
+                dtype_name(dtype));
+  return KGEN_OK;
+}
+
+// With p->device set: checks the pointers (skipped while the stream is being
+// captured into a graph: the driver queries are not capture-safe), then takes
+// the named variant if it supports the problem, or selects one.
+kgen_status_t choose(const VariantInfo* named, bool check_pointers, Problem* p,
+                     const VariantInfo** chosen) {
   if (check_pointers) {
     KGEN_TRY(check_device_pointer(p->x, *p->device, "x"));
     KGEN_TRY(check_device_pointer(p->y, *p->device, "y"));
@@ -54,27 +55,29 @@ kgen_status_t prepare(const char* variant, bool empty, bool check_pointers, Prob
   if (named) {
     if (!named->supports(*named, p))
       return fail(KGEN_ERROR_UNSUPPORTED,
-                  "variant: '%s' cannot run rows=%lld cols=%lld with these pointers", variant,
+                  "variant: '%s' cannot run rows=%lld cols=%lld with these pointers", named->name,
                   static_cast<long long>(p->rows), static_cast<long long>(p->cols));
     *chosen = named;
-  } else {
-    *chosen = select_variant(Family::softmax, p->dtype, *p->device, p, &heuristic).variant;
-    if (!*chosen)
-      return fail(KGEN_ERROR_INTERNAL, "no generic softmax variant for %s is compiled in",
-                  dtype_name(p->dtype));
+    return KGEN_OK;
   }
+  *chosen = select_variant(Family::softmax, p->dtype, *p->device, p, &heuristic).variant;
+  if (!*chosen)
+    return fail(KGEN_ERROR_INTERNAL, "no generic softmax variant for %s is compiled in",
+                dtype_name(p->dtype));
   return KGEN_OK;
 }
 
 kgen_status_t run(const char* variant, int log, kgen_dtype_t dtype, int64_t rows, int64_t cols,
                   const void* x, void* y, kgen_stream_t stream) {
   Problem p{};
-  const VariantInfo* v = nullptr;
+  const VariantInfo *named = nullptr, *v = nullptr;
   bool empty = false, capturing = false;
   KGEN_TRY(validate_host(log, dtype, rows, cols, x, y, &p, &empty));
-  if (!empty) KGEN_TRY(check_stream(stream, &capturing));
-  KGEN_TRY(prepare(variant, empty, !capturing, &p, &v));
+  KGEN_TRY(find_named(variant, dtype, &named));
   if (empty) return succeed();
+  KGEN_TRY(current_device(&p.device));
+  KGEN_TRY(check_stream(stream, &capturing));
+  KGEN_TRY(choose(named, !capturing, &p, &v));
   cudaError_t err = v->launch(&p, stream);
   if (err != cudaSuccess)
     return fail(KGEN_ERROR_CUDA, "stream: launching %s failed: %s: %s", v->name,
@@ -113,7 +116,10 @@ kgen_status_t kgen_softmax_selected(int log, kgen_dtype_t dtype, int64_t rows, i
     const kgen::VariantInfo* v = nullptr;
     bool empty = false;
     KGEN_TRY(kgen::softmax::validate_host(log, dtype, rows, cols, x, y, &p, &empty));
-    KGEN_TRY(kgen::softmax::prepare(nullptr, empty, true, &p, &v));
+    if (!empty) {
+      KGEN_TRY(kgen::current_device(&p.device));
+      KGEN_TRY(kgen::softmax::choose(nullptr, true, &p, &v));
+    }
     *variant = empty ? "" : v->name;
     return kgen::succeed();
   })
