@@ -86,9 +86,10 @@ def render_all(ops, variants_by_op: Dict[str, List[Variant]], out: Path, arch: s
         })
     all_variants = [v for op in ops for v in variants_by_op[op.OP]]
     op_by_name = {op.OP: op for op in ops}
+    fields_by_op = {op.OP: family_fields(op) for op in ops}
     for v in all_variants:
         op = op_by_name[v.op]
-        fields = family_fields(op)
+        fields = fields_by_op[v.op]
         values = dict(v.params)
         text = env.get_template(v.tier.template).render(
             v=v,

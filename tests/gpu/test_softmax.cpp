@@ -91,17 +91,7 @@ struct Case {
 
 std::vector<const char*> softmax_variants(kgen_dtype_t d) {
   std::vector<const char*> out;
-  const std::string prefix = std::string("softmax_");
-  const std::string suffix_dtype = std::string("_") + dtype_short(d);
-  for (int64_t i = 0; i < kgen_variant_count(); ++i) {
-    const std::string name = kgen_variant_name(i);
-    if (std::string(kgen_variant_family(i)) != "softmax") continue;
-    // dtype is the third field of the name: softmax_<tier>_<dtype>[_...]
-    const size_t a = name.find('_', prefix.size());
-    const size_t b = name.find('_', a + 1);
-    if (name.substr(a, b == std::string::npos ? std::string::npos : b - a) == suffix_dtype)
-      out.push_back(kgen_variant_name(i));
-  }
+  for (const kgen::VariantInfo* v : kgen::Registry::of(kgen::Family::softmax, d)) out.push_back(v->name);
   return out;
 }
 

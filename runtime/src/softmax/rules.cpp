@@ -28,12 +28,7 @@ bool aligned(const void* p, int64_t bytes) {
 
 // Warps an SM keeps resident for the smem tier at this block size.
 int64_t smem_active_warps(const Problem& p, int block) {
-  const DeviceInfo& d = *p.device;
-  int64_t smem = smem_row_bytes(p, dtype_size(p.dtype)) + kSmemReserve;
-  int64_t by_smem = static_cast<int64_t>(d.smem_per_sm) / smem;
-  int64_t by_threads = d.max_threads_per_sm / block;
-  int64_t blocks = std::min<int64_t>({by_smem, by_threads, d.max_blocks_per_sm});
-  return blocks * block / 32;
+  return smem_blocks_per_sm(p, block, dtype_size(p.dtype)) * block / 32;
 }
 
 }  // namespace

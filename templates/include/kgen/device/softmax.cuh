@@ -309,10 +309,8 @@ template <class T, int P, int BLOCK>
 cudaError_t launch_smem(const void* problem, cudaStream_t stream) {
   const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
   const DeviceInfo& d = *p.device;
-  const size_t smem = static_cast<size_t>(p.cols) * sizeof(T);
-  const int64_t by_smem = static_cast<int64_t>(d.smem_per_sm) / (smem + kgen::softmax::kSmemReserve);
-  const int64_t per_sm = by_smem < d.max_threads_per_sm / BLOCK ? by_smem : d.max_threads_per_sm / BLOCK;
-  const int64_t resident = int64_t{d.sm_count} * (per_sm < 1 ? 1 : per_sm);
+  const size_t smem = static_cast<size_t>(kgen::softmax::smem_row_bytes(p, sizeof(T)));
+  const int64_t resident = d.sm_count * kgen::softmax::smem_blocks_per_sm(p, BLOCK, sizeof(T));
   const unsigned grid = static_cast<unsigned>(p.rows < resident ? p.rows : resident);
   const T* x = static_cast<const T*>(p.x);
   T* y = static_cast<T*>(p.y);
