@@ -3,13 +3,15 @@
 //
 //   kgen-bench softmax [--dtypes f32,f16,bf16] [--cols 32,128,...] [--mib 512]
 //                      [--reps 30] [--variants] [--md FILE] [--csv FILE]
+//   kgen-bench reduce  [--dtypes f32,f16] [--ops sum,max,argmax|all]
+//                      [--reps 30] [--variants] [--md FILE] [--csv FILE]
 //
 // Each case: warm-up, then `reps` launches each timed with CUDA events; the
 // median is reported.  Inputs are at least 4x the L2 (rotated between sets of
 // buffers when one set is smaller).  GB/s counts the minimum traffic (each
 // input read once, each output written once); % of copy divides it by the
 // GB/s of cudaMemcpyAsync device-to-device over the same bytes, timed the
-// same way.  --variants also times every compiled variant that supports the
+// same way (a copy reads and writes: its GB/s counts both).  --variants also times every compiled variant that supports the
 // case, so the heuristic's pick can be compared with the fastest.
 #include <cuda_runtime_api.h>
 
@@ -38,7 +40,8 @@ namespace {
   } while (0)
 
 struct Options {
-  std::vector<std::string> dtypes = {"f32", "f16", "bf16"};
+  std::vector<std::string> dtypes;  // per family default when empty
+  std::vector<std::string> ops;
   std::vector<int64_t> cols = {32, 128, 500, 1024, 2048, 4096, 8192, 32768, 131072, 1048576};
   double mib = 512;
   int reps = 30;
@@ -63,6 +66,7 @@ kgen_dtype_t parse_dtype(const std::string& s) {
   if (s == "f16") return KGEN_FLOAT16;
   if (s == "bf16") return KGEN_BFLOAT16;
   if (s == "f64") return KGEN_FLOAT64;
+  if (s == "i32") return KGEN_INT32;
   std::fprintf(stderr, "unknown dtype %s\n", s.c_str());
   std::exit(2);
 }
@@ -83,6 +87,7 @@ __global__ void fill_random(void* p, int64_t n, int dtype, uint64_t seed) {
     switch (dtype) {
       case KGEN_FLOAT32: static_cast<float*>(p)[i] = v; break;
       case KGEN_FLOAT64: static_cast<double*>(p)[i] = v; break;
+      case KGEN_INT32: static_cast<int*>(p)[i] = static_cast<int>(v * 1000.0f); break;
       case KGEN_FLOAT16: static_cast<uint16_t*>(p)[i] = __half_as_ushort(__float2half_rn(v)); break;
       case KGEN_BFLOAT16: {
         uint32_t bits = __float_as_uint(v);
@@ -115,9 +120,9 @@ double median_us(int reps, int sets, const std::function<void(int)>& fn) {
   return ms[reps / 2] * 1000.0;
 }
 
+// One measured line: the family's op, its shape, and the numbers.
 struct Row {
-  std::string op, dtype, variant;
-  int64_t rows, cols;
+  std::string op, dtype, shape, variant;
   double us, gbps, pct_copy;
 };
 
@@ -126,124 +131,244 @@ std::string commit() {
   return c && *c ? c : "unknown";
 }
 
-int bench_softmax(const Options& o) {
+// The run's facts, printed first and repeated in the files.
+struct Run {
   cudaDeviceProp prop;
-  CUDA_OK(cudaGetDeviceProperties(&prop, 0));
   char date[32];
-  std::time_t now = std::time(nullptr);
-  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
-  std::printf("# kgen-bench softmax\n# GPU: %s (%d SMs, L2 %d MiB), %s, commit %s, kgen %s %s level %s\n",
-              prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20, date, commit().c_str(),
-              kgen_version(), kgen_build_arch(), kgen_build_level());
-  std::printf("# median of %d runs; GB/s over 2 x tensor bytes (read x, write y); %% of a D2D copy of the same bytes\n",
-              o.reps);
-  std::printf("%-12s %-5s %9s %8s %10s %8s %7s  %s\n", "op", "dtype", "rows", "cols", "us", "GB/s",
-              "%copy", "variant");
-  std::vector<Row> results;
-  for (const std::string& dname : o.dtypes) {
+  std::string family, traffic;
+  std::vector<Row> rows;
+
+  Run(const std::string& fam, const std::string& what) : family(fam), traffic(what) {
+    CUDA_OK(cudaGetDeviceProperties(&prop, 0));
+    std::time_t now = std::time(nullptr);
+    std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+    std::printf("# kgen-bench %s\n# GPU: %s (%d SMs, L2 %d MiB), %s, commit %s, kgen %s %s level %s\n",
+                family.c_str(), prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20, date,
+                commit().c_str(), kgen_version(), kgen_build_arch(), kgen_build_level());
+    std::printf("# GB/s over %s; %% of copy: that over a D2D copy's GB/s (read + write) in the same run\n",
+                traffic.c_str());
+    std::printf("%-12s %-5s %-22s %10s %8s %7s  %s\n", "op", "dtype", "shape", "us", "GB/s", "%copy", "variant");
+  }
+
+  // Sets of buffers that together exceed 4x the L2.
+  int sets_for(size_t bytes) const {
+    return static_cast<int>(std::max<size_t>(1, (4 * static_cast<size_t>(prop.l2CacheSize) + bytes - 1) / bytes));
+  }
+
+  void add(const Row& r, bool keep, const std::string& note = "") {
+    if (keep) rows.push_back(r);
+    std::printf("%-12s %-5s %-22s %10.1f %8.0f %6.1f%%  %s%s\n", r.op.c_str(), r.dtype.c_str(), r.shape.c_str(),
+                r.us, r.gbps, r.pct_copy, r.variant.c_str(), note.c_str());
+  }
+
+  int write(const Options& o) const {
+    if (!o.md.empty()) {
+      FILE* f = std::fopen(o.md.c_str(), "w");
+      if (!f) { std::perror(o.md.c_str()); return 1; }
+      std::fprintf(f, "# kgen-bench %s\n\nGPU: %s (%d SMs), %s, commit %s, kgen %s, %s, level %s.\n"
+                   "Median of %d event-timed runs; GB/s over %s;\n"
+                   "%% of copy = that over the GB/s (read + write) of a cudaMemcpyAsync device-to-device copy in the same run.\n\n",
+                   family.c_str(), prop.name, prop.multiProcessorCount, date, commit().c_str(), kgen_version(),
+                   kgen_build_arch(), kgen_build_level(), o.reps, traffic.c_str());
+      std::fprintf(f, "| op | dtype | shape | us | GB/s | %% of copy | variant |\n|---|---|---|---:|---:|---:|---|\n");
+      for (const Row& r : rows)
+        std::fprintf(f, "| %s | %s | %s | %.1f | %.0f | %.1f | %s |\n", r.op.c_str(), r.dtype.c_str(),
+                     r.shape.c_str(), r.us, r.gbps, r.pct_copy, r.variant.c_str());
+      std::fclose(f);
+    }
+    if (!o.csv.empty()) {
+      FILE* f = std::fopen(o.csv.c_str(), "w");
+      if (!f) { std::perror(o.csv.c_str()); return 1; }
+      std::fprintf(f, "gpu,commit,op,dtype,shape,us,gbps,pct_copy,variant\n");
+      for (const Row& r : rows)
+        std::fprintf(f, "%s,%s,%s,%s,\"%s\",%.2f,%.1f,%.2f,%s\n", prop.name, commit().c_str(), r.op.c_str(),
+                     r.dtype.c_str(), r.shape.c_str(), r.us, r.gbps, r.pct_copy, r.variant.c_str());
+      std::fclose(f);
+    }
+    return 0;
+  }
+};
+
+// Input buffers filled with random values, and as many outputs.
+struct Buffers {
+  std::vector<void*> xs, ys;
+  Buffers(int sets, size_t in_bytes, size_t out_bytes, int64_t n, kgen_dtype_t d) : xs(sets), ys(sets) {
+    for (int s = 0; s < sets; ++s) {
+      CUDA_OK(cudaMalloc(&xs[s], in_bytes));
+      CUDA_OK(cudaMalloc(&ys[s], std::max<size_t>(out_bytes, 1)));
+      fill_random<<<1024, 256>>>(xs[s], n, d, 1234 + s);
+      CUDA_OK(cudaGetLastError());
+    }
+  }
+  ~Buffers() {
+    for (void* p : xs) cudaFree(p);
+    for (void* p : ys) cudaFree(p);
+  }
+};
+
+// GB/s of a device-to-device copy of `bytes` (read + write counted).
+double copy_gbps(const Run& run, int reps, size_t bytes, kgen_dtype_t d) {
+  const int sets = run.sets_for(bytes);
+  Buffers b(sets, bytes, bytes, static_cast<int64_t>(bytes / kgen_dtype_size(d)), d);
+  const double us = median_us(reps, sets, [&](int s) {
+    CUDA_OK(cudaMemcpyAsync(b.ys[s], b.xs[s], bytes, cudaMemcpyDeviceToDevice));
+  });
+  return 2.0 * bytes / us / 1e3;
+}
+
+// The compiled variants of a family and dtype, the selected one first.
+std::vector<std::string> candidates(const char* selected, const char* family, const std::string& dname,
+                                    bool all) {
+  std::vector<std::string> names = {selected};
+  const std::string mid = "_" + dname + "_", end = "_" + dname;
+  if (all)
+    for (int64_t i = 0; i < kgen_variant_count(); ++i) {
+      const std::string n = kgen_variant_name(i);
+      const bool of_dtype = n.find(mid) != std::string::npos ||
+                            (n.size() > end.size() && n.compare(n.size() - end.size(), end.size(), end) == 0);
+      if (n != selected && of_dtype && std::string(kgen_variant_family(i)) == family) names.push_back(n);
+    }
+  return names;
+}
+
+// Times each candidate (run(name, set) launches it); the first is the
+// selected one.  Returns false on an error.
+bool time_candidates(Run& run, const Options& o, Row base, double copy, int sets,
+                     const std::vector<std::string>& names, double bytes,
+                     const std::function<kgen_status_t(const char*, int)>& launch) {
+  double best_us = 1e30;
+  std::string best;
+  int timed = 0;
+  for (size_t k = 0; k < names.size(); ++k) {
+    const char* v = names[k].c_str();
+    const kgen_status_t st = launch(v, 0);
+    if (st == KGEN_ERROR_UNSUPPORTED && k > 0) continue;
+    if (st != KGEN_OK) {
+      std::fprintf(stderr, "%s failed: %s\n", v, kgen_last_error());
+      return false;
+    }
+    const double us = median_us(o.reps, sets, [&](int s) {
+      if (launch(v, s) != KGEN_OK) {
+        std::fprintf(stderr, "%s failed: %s\n", v, kgen_last_error());
+        std::exit(1);
+      }
+    });
+    ++timed;
+    Row r = base;
+    r.variant = v;
+    r.us = us;
+    r.gbps = bytes / us / 1e3;
+    r.pct_copy = 100.0 * r.gbps / copy;
+    if (k == 0) run.add(r, true, " (selected)");
+    else if (o.variants) run.add(r, false);
+    if (us < best_us) best_us = us, best = v;
+  }
+  if (o.variants) {
+    Row r = base;
+    r.variant = best;
+    r.us = best_us;
+    r.gbps = bytes / best_us / 1e3;
+    r.pct_copy = 100.0 * r.gbps / copy;
+    run.add(r, false, " (fastest of " + std::to_string(timed) + ")");
+  }
+  return true;
+}
+
+int bench_softmax(const Options& o) {
+  Run run("softmax", "2 x tensor bytes (read x, write y)");
+  for (const std::string& dname : o.dtypes.empty() ? std::vector<std::string>{"f32", "f16", "bf16"} : o.dtypes) {
     const kgen_dtype_t d = parse_dtype(dname);
     const int e = kgen_dtype_size(d);
     for (int64_t cols : o.cols) {
       const int64_t rows = std::max<int64_t>(1, static_cast<int64_t>(o.mib * 1048576.0 / (cols * e)));
       const size_t bytes = static_cast<size_t>(rows * cols * e);
-      const int sets = static_cast<int>(std::max<size_t>(1, (4 * static_cast<size_t>(prop.l2CacheSize) + bytes - 1) / bytes));
-      std::vector<void*> xs(sets), ys(sets);
-      for (int s = 0; s < sets; ++s) {
-        CUDA_OK(cudaMalloc(&xs[s], bytes));
-        CUDA_OK(cudaMalloc(&ys[s], bytes));
-        fill_random<<<1024, 256>>>(xs[s], rows * cols, d, 1234 + s);
-        CUDA_OK(cudaGetLastError());
-      }
-      const double copy_us = median_us(o.reps, sets, [&](int s) {
-        CUDA_OK(cudaMemcpyAsync(ys[s], xs[s], bytes, cudaMemcpyDeviceToDevice));
-      });
-      const double copy_gbps = 2.0 * bytes / copy_us / 1e3;
-      results.push_back({"copy", dname, "cudaMemcpyAsync", rows, cols, copy_us, copy_gbps, 100.0});
-      std::printf("%-12s %-5s %9lld %8lld %10.1f %8.0f %6.1f%%  %s\n", "copy", dname.c_str(),
-                  (long long)rows, (long long)cols, copy_us, copy_gbps, 100.0, "cudaMemcpyAsync");
+      const int sets = run.sets_for(bytes);
+      const double copy = copy_gbps(run, o.reps, bytes, d);
+      const std::string shape = std::to_string(rows) + "x" + std::to_string(cols);
+      run.add({"copy", dname, shape, "cudaMemcpyAsync", 2.0 * bytes / copy / 1e3, copy, 100.0}, true);
+      Buffers b(sets, bytes, bytes, rows * cols, d);
       for (int log = 0; log < 2; ++log) {
-        const char* op = log ? "log_softmax" : "softmax";
-        std::vector<std::string> names;
         const char* selected = nullptr;
-        if (kgen_softmax_selected(log, d, rows, cols, xs[0], ys[0], &selected) != KGEN_OK) {
+        if (kgen_softmax_selected(log, d, rows, cols, b.xs[0], b.ys[0], &selected) != KGEN_OK) {
           std::fprintf(stderr, "selection failed: %s\n", kgen_last_error());
           return 1;
         }
-        names.push_back(selected);
-        if (o.variants)
-          for (int64_t i = 0; i < kgen_variant_count(); ++i) {
-            const std::string n = kgen_variant_name(i);
-            if (n != selected && n.find(std::string("_") + dname + "_") != std::string::npos &&
-                std::string(kgen_variant_family(i)) == "softmax")
-              names.push_back(n);
-          }
-        double best_us = 1e30;
-        std::string best;
-        for (size_t k = 0; k < names.size(); ++k) {
-          const char* v = names[k].c_str();
-          kgen_status_t st = kgen_softmax_variant(v, log, d, rows, cols, xs[0], ys[0], nullptr);
-          if (st == KGEN_ERROR_UNSUPPORTED) continue;
-          if (st != KGEN_OK) {
-            std::fprintf(stderr, "%s failed: %s\n", v, kgen_last_error());
-            return 1;
-          }
-          const double us = median_us(o.reps, sets, [&](int s) {
-            if (kgen_softmax_variant(v, log, d, rows, cols, xs[s], ys[s], nullptr) != KGEN_OK) {
-              std::fprintf(stderr, "%s failed: %s\n", v, kgen_last_error());
-              std::exit(1);
-            }
-          });
-          const double gbps = 2.0 * bytes / us / 1e3;
-          const std::string label = k == 0 ? std::string(v) + " (selected)" : std::string(v);
-          if (k == 0 || o.variants) {
-            if (k == 0) results.push_back({op, dname, v, rows, cols, us, gbps, 100.0 * gbps / copy_gbps});
-            if (k == 0 || !o.variants)
-              std::printf("%-12s %-5s %9lld %8lld %10.1f %8.0f %6.1f%%  %s\n", op, dname.c_str(),
-                          (long long)rows, (long long)cols, us, gbps, 100.0 * gbps / copy_gbps, label.c_str());
-          }
-          if (us < best_us) best_us = us, best = v;
-        }
-        if (o.variants)
-          std::printf("%-12s %-5s %9lld %8lld %10.1f %8.0f %6.1f%%  %s (fastest of %zu)\n", op,
-                      dname.c_str(), (long long)rows, (long long)cols, best_us,
-                      2.0 * bytes / best_us / 1e3, 100.0 * (2.0 * bytes / best_us / 1e3) / copy_gbps,
-                      best.c_str(), names.size());
-      }
-      for (int s = 0; s < sets; ++s) {
-        CUDA_OK(cudaFree(xs[s]));
-        CUDA_OK(cudaFree(ys[s]));
+        const Row base{log ? "log_softmax" : "softmax", dname, shape, "", 0, 0, 0};
+        if (!time_candidates(run, o, base, copy, sets, candidates(selected, "softmax", dname, o.variants),
+                             2.0 * bytes, [&](const char* v, int s) {
+                               return kgen_softmax_variant(v, log, d, rows, cols, b.xs[s], b.ys[s], nullptr);
+                             }))
+          return 1;
       }
     }
   }
-  if (!o.md.empty()) {
-    FILE* f = std::fopen(o.md.c_str(), "w");
-    if (!f) { std::perror(o.md.c_str()); return 1; }
-    std::fprintf(f, "# kgen-bench softmax\n\nGPU: %s (%d SMs), %s, commit %s, kgen %s, %s, level %s.\n"
-                 "Median of %d event-timed runs; GB/s over the minimum traffic (read x + write y);\n"
-                 "%% of copy = that over a cudaMemcpyAsync device-to-device copy of the same bytes in the same run.\n\n",
-                 prop.name, prop.multiProcessorCount, date, commit().c_str(), kgen_version(),
-                 kgen_build_arch(), kgen_build_level(), o.reps);
-    std::fprintf(f, "| op | dtype | rows | cols | us | GB/s | %% of copy | variant |\n|---|---|---:|---:|---:|---:|---:|---|\n");
-    for (const Row& r : results)
-      std::fprintf(f, "| %s | %s | %lld | %lld | %.1f | %.0f | %.1f | %s |\n", r.op.c_str(), r.dtype.c_str(),
-                   (long long)r.rows, (long long)r.cols, r.us, r.gbps, r.pct_copy, r.variant.c_str());
-    std::fclose(f);
+  return run.write(o);
+}
+
+// The shapes of the reduce family's targets, as (outer, reduce, inner).
+struct ReduceCase {
+  const char* what;
+  int64_t outer, reduce, inner;
+};
+const ReduceCase kReduceCases[] = {
+    {"last dim", 16384, 8192, 1},     {"last dim", 1048576, 128, 1}, {"last dim", 128, 1048576, 1},
+    {"whole", 1, int64_t{1} << 28, 1}, {"middle", 64, 4096, 512},
+};
+
+int bench_reduce(const Options& o) {
+  Run run("reduce", "the input bytes (read x once; the outputs are small)");
+  const std::vector<std::string> all = {"sum", "mean", "max", "min", "argmax", "argmin"};
+  std::vector<std::string> ops = o.ops.empty() ? std::vector<std::string>{"sum", "max", "argmax"} : o.ops;
+  if (ops.size() == 1 && ops[0] == "all") ops = all;
+  // a workspace large enough for any variant's split plan on these shapes
+  const size_t ws_bytes = size_t{64} << 20;
+  void* ws = nullptr;
+  CUDA_OK(cudaMalloc(&ws, ws_bytes));
+  for (const std::string& dname : o.dtypes.empty() ? std::vector<std::string>{"f32", "f16"} : o.dtypes) {
+    const kgen_dtype_t d = parse_dtype(dname);
+    const int e = kgen_dtype_size(d);
+    for (const ReduceCase& c : kReduceCases) {
+      const int64_t n = c.outer * c.reduce * c.inner;
+      const size_t bytes = static_cast<size_t>(n) * e, out_bytes = static_cast<size_t>(c.outer * c.inner) * 8;
+      const int sets = run.sets_for(bytes);
+      const double copy = copy_gbps(run, o.reps, bytes, d);
+      const std::string shape = "(" + std::to_string(c.outer) + "," + std::to_string(c.reduce) + "," +
+                                std::to_string(c.inner) + ")";
+      run.add({"copy", dname, shape, "cudaMemcpyAsync", 2.0 * bytes / copy / 1e3, copy, 100.0}, true);
+      Buffers b(sets, bytes, out_bytes, n, d);
+      for (const std::string& opname : ops) {
+        const auto it = std::find(all.begin(), all.end(), opname);
+        if (it == all.end()) {
+          std::fprintf(stderr, "unknown op %s\n", opname.c_str());
+          return 2;
+        }
+        const auto op = static_cast<kgen_reduce_op_t>(it - all.begin());
+        if (op == KGEN_REDUCE_MEAN && d == KGEN_INT32) continue;
+        const char* selected = nullptr;
+        size_t need = 0;
+        if (kgen_reduce_selected(op, d, c.outer, c.reduce, c.inner, b.xs[0], b.ys[0], &selected, &need) != KGEN_OK) {
+          std::fprintf(stderr, "selection failed: %s\n", kgen_last_error());
+          return 1;
+        }
+        const Row base{opname, dname, shape, "", 0, 0, 0};
+        if (!time_candidates(run, o, base, copy, sets, candidates(selected, "reduce", dname, o.variants),
+                             static_cast<double>(bytes), [&](const char* v, int s) {
+                               return kgen_reduce_variant(v, op, d, c.outer, c.reduce, c.inner, b.xs[s],
+                                                          b.ys[s], ws, ws_bytes, nullptr);
+                             }))
+          return 1;
+      }
+    }
   }
-  if (!o.csv.empty()) {
-    FILE* f = std::fopen(o.csv.c_str(), "w");
-    if (!f) { std::perror(o.csv.c_str()); return 1; }
-    std::fprintf(f, "gpu,commit,op,dtype,rows,cols,us,gbps,pct_copy,variant\n");
-    for (const Row& r : results)
-      std::fprintf(f, "%s,%s,%s,%s,%lld,%lld,%.2f,%.1f,%.2f,%s\n", prop.name, commit().c_str(), r.op.c_str(),
-                   r.dtype.c_str(), (long long)r.rows, (long long)r.cols, r.us, r.gbps, r.pct_copy, r.variant.c_str());
-    std::fclose(f);
-  }
-  return 0;
+  CUDA_OK(cudaFree(ws));
+  return run.write(o);
 }
 
 int usage() {
   std::fprintf(stderr,
                "usage: kgen-bench softmax [--dtypes f32,f16,bf16] [--cols 32,128,...] [--mib 512]\n"
+               "                          [--reps 30] [--variants] [--md FILE] [--csv FILE]\n"
+               "       kgen-bench reduce  [--dtypes f32,f16] [--ops sum,max,argmax|all]\n"
                "                          [--reps 30] [--variants] [--md FILE] [--csv FILE]\n");
   return 2;
 }
@@ -251,7 +376,9 @@ int usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || std::string(argv[1]) != "softmax") return usage();
+  if (argc < 2) return usage();
+  const std::string family = argv[1];
+  if (family != "softmax" && family != "reduce") return usage();
   Options o;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
@@ -260,6 +387,7 @@ int main(int argc, char** argv) {
       return argv[++i];
     };
     if (a == "--dtypes") o.dtypes = split(next());
+    else if (a == "--ops") o.ops = split(next());
     else if (a == "--cols") { o.cols.clear(); for (auto& c : split(next())) o.cols.push_back(std::atoll(c.c_str())); }
     else if (a == "--mib") o.mib = std::atof(next().c_str());
     else if (a == "--reps") o.reps = std::max(1, std::atoi(next().c_str()));
@@ -273,5 +401,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "kgen-bench: no CUDA device\n");
     return 77;
   }
-  return bench_softmax(o);
+  return family == "softmax" ? bench_softmax(o) : bench_reduce(o);
 }

@@ -26,13 +26,14 @@ class Param:
     name: str
     tag: str
     values: Callable[[DType], Sequence[int]]
-    # how the value is written in a name: tag+value by default; for booleans
-    # a pair of words (e.g. ("nopad", "pad")).
-    words: Optional[Tuple[str, str]] = None
+    # how the value is written in a name: tag+value by default; for small
+    # enumerations (booleans included) one word per value, indexed by it
+    # (e.g. ("nopad", "pad")).
+    words: Optional[Tuple[str, ...]] = None
 
     def spell(self, value: int) -> str:
         if self.words is not None:
-            return self.words[1 if value else 0]
+            return self.words[value]
         return f"{self.tag}{value}"
 
 

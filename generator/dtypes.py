@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class DType:
-    short: str      # used in variant names: f32, f16, bf16, f64
+    short: str      # used in variant names: f32, f16, bf16, f64, i32
     ctype: str      # CUDA C++ storage type
     compute: str    # accumulation / arithmetic type (half types compute in float)
     size: int       # bytes per element
@@ -18,6 +18,7 @@ DTYPES = {
         DType("f16", "__half", "float", 2, "KGEN_FLOAT16"),
         DType("bf16", "__nv_bfloat16", "float", 2, "KGEN_BFLOAT16"),
         DType("f64", "double", "double", 8, "KGEN_FLOAT64"),
+        DType("i32", "int", "int", 4, "KGEN_INT32"),
     )
 }
 

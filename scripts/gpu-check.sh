@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
 # On a machine with a GPU: build a level (default: full) in build-gpu/, run
-# the host, generator and GPU tests, then kgen-bench softmax.  Logs and
-# results go to the folder given as $1 (default: bench/results).
+# the host, generator and GPU tests, then kgen-bench for each family in
+# $BENCH (default: "softmax reduce").  Logs and results go to the folder
+# given as $1 (default: bench/results): build.log, test.log, testlog.txt,
+# bench.txt and <family>.md / <family>.csv.
 #   scripts/gpu-check.sh OUTDIR [LEVEL] [extra kgen-bench args...]
+# Extra meson options can come in $MESON_OPTS (e.g. -Dkernels=^reduce_).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-bench/results}; level=${2:-full}; shift 2 2>/dev/null || shift $#
 mkdir -p "$out"
 export PATH="/usr/local/cuda/bin:$PATH"
-nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem --format=csv | tee "$out/gpu.txt"
+nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem --format=csv
 t0=$(date +%s)
 if [ ! -d build-gpu ]; then
-  meson setup build-gpu -Dlevel="$level" -Darch=sm_90 > "$out/setup.log" 2>&1 || { tail -30 "$out/setup.log"; exit 1; }
+  # shellcheck disable=SC2086
+  meson setup build-gpu -Dlevel="$level" -Darch=sm_90 ${MESON_OPTS:-} > "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
 fi
-ninja -C build-gpu > "$out/build.log" 2>&1 || { grep -E "error" -A5 "$out/build.log" | head -60; exit 1; }
-echo "build ($level, $(grep -c . build-gpu/generated/registry.gen.cpp) lines of registry): $(( $(date +%s) - t0 )) s"
+ninja -C build-gpu >> "$out/build.log" 2>&1 || { grep -E "error" -A5 "$out/build.log" | head -60; exit 1; }
+echo "build ($level, $(grep -c '&v_' build-gpu/generated/registry.gen.cpp) variants): $(( $(date +%s) - t0 )) s"
 t1=$(date +%s)
 meson test -C build-gpu --print-errorlogs --no-rebuild > "$out/test.log" 2>&1
 rc=$?
@@ -23,5 +27,9 @@ grep -E "test cases|All tests passed|passed" "$out/test.log" | tail -5
 echo "tests: rc=$rc, $(( $(date +%s) - t1 )) s"
 cp build-gpu/meson-logs/testlog.txt "$out/testlog.txt" 2>/dev/null
 python3 scripts/test_summary.py build-gpu/meson-logs/testlog.json
-build-gpu/bench/kgen-bench softmax --md "$out/softmax.md" --csv "$out/softmax.csv" "$@" | tee "$out/bench.txt"
+for family in ${BENCH:-softmax reduce}; do
+  t2=$(date +%s)
+  build-gpu/bench/kgen-bench "$family" --md "$out/$family.md" --csv "$out/$family.csv" "$@" | tee -a "$out/bench.txt"
+  echo "bench $family: $(( $(date +%s) - t2 )) s"
+done
 exit $rc

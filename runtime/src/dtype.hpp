@@ -4,7 +4,8 @@
 
 namespace kgen {
 
-inline bool valid_dtype(int d) { return d >= KGEN_FLOAT32 && d <= KGEN_FLOAT64; }
+inline bool valid_dtype(int d) { return d >= KGEN_FLOAT32 && d <= KGEN_INT32; }
+inline bool floating_dtype(int d) { return d >= KGEN_FLOAT32 && d <= KGEN_FLOAT64; }
 
 inline int dtype_size(kgen_dtype_t d) {
   switch (d) {
@@ -12,6 +13,7 @@ inline int dtype_size(kgen_dtype_t d) {
     case KGEN_FLOAT16: return 2;
     case KGEN_BFLOAT16: return 2;
     case KGEN_FLOAT64: return 8;
+    case KGEN_INT32: return 4;
   }
   return 0;
 }
@@ -25,6 +27,7 @@ inline const char* dtype_name(kgen_dtype_t d) {
     case KGEN_FLOAT16: return "float16";
     case KGEN_BFLOAT16: return "bfloat16";
     case KGEN_FLOAT64: return "float64";
+    case KGEN_INT32: return "int32";
   }
   return "unknown";
 }

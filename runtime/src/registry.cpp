@@ -7,8 +7,8 @@
 namespace kgen {
 namespace {
 
-constexpr int kFamilies = 1;
-constexpr int kDtypes = 4;
+constexpr int kFamilies = 2;  // Family enumerators
+constexpr int kDtypes = 5;    // kgen_dtype_t enumerators
 
 struct Index {
   std::vector<const VariantInfo*> all;
@@ -34,6 +34,7 @@ const Index& index() {
 const char* family_name(Family f) {
   switch (f) {
     case Family::softmax: return "softmax";
+    case Family::reduce: return "reduce";
   }
   return "unknown";
 }

@@ -15,6 +15,15 @@ inline kgen_status_t check_dtype(int dtype) {
   return KGEN_OK;
 }
 
+// Families defined on floating point only (softmax).
+inline kgen_status_t check_float_dtype(int dtype) {
+  if (kgen_status_t st = check_dtype(dtype)) return st;
+  if (!floating_dtype(dtype))
+    return fail(KGEN_ERROR_INVALID_ARGUMENT, "dtype: %s is not a floating dtype",
+                dtype_name(static_cast<kgen_dtype_t>(dtype)));
+  return KGEN_OK;
+}
+
 inline kgen_status_t check_extent(int64_t value, const char* what) {
   if (value < 0)
     return fail(KGEN_ERROR_INVALID_ARGUMENT, "%s: must be >= 0, got %lld", what,
@@ -58,6 +67,16 @@ inline kgen_status_t check_overlap(const void* in, const void* out, int64_t byte
     return fail(KGEN_ERROR_INVALID_ARGUMENT,
                 "%s: overlaps %s without being the same buffer (in place needs %s == %s)",
                 out_name, in_name, out_name, in_name);
+  return KGEN_OK;
+}
+
+// Two buffers that must not share a byte.
+inline kgen_status_t check_disjoint(const void* a, int64_t a_bytes, const void* b, int64_t b_bytes,
+                                    const char* a_name, const char* b_name) {
+  auto pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
+  if (a_bytes > 0 && b_bytes > 0 && pa < pb + static_cast<uintptr_t>(b_bytes) &&
+      pb < pa + static_cast<uintptr_t>(a_bytes))
+    return fail(KGEN_ERROR_INVALID_ARGUMENT, "%s: overlaps %s", b_name, a_name);
   return KGEN_OK;
 }
 

@@ -12,7 +12,7 @@
 
 namespace kgen {
 
-enum class Family : int { softmax = 0 };
+enum class Family : int { softmax = 0, reduce = 1 };
 const char* family_name(Family f);
 
 // Read once per device (runtime/src/device.cpp); fake ones in host tests.

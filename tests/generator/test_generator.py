@@ -11,9 +11,9 @@ from generator.core import ARCHES, enumerate_op
 from generator.dtypes import DTYPES
 from generator.emit import output_names, render_all
 from generator.ops import load_ops
-from generator.ops import softmax
+from generator.ops import reduce, softmax
 
-ALL = tuple(DTYPES)
+ALL = softmax.DTYPES
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -22,7 +22,7 @@ def names(level="default", arch="sm_90", kernels=None, dtypes=ALL):
 
 
 def test_ops_are_discovered():
-    assert [m.OP for m in load_ops()] == ["softmax"]
+    assert [m.OP for m in load_ops()] == ["reduce", "softmax"]
 
 
 def test_enumeration_is_deterministic_and_unique():
@@ -102,8 +102,49 @@ def test_render_writes_only_changed_files(tmp_path):
 def test_cli_list_matches_enumeration():
     out = subprocess.run([sys.executable, "-m", "generator", "--arch", "sm_90", "--level",
                           "default", "--list"], cwd=ROOT, capture_output=True, text=True, check=True)
-    assert out.stdout.split() == names("default")
+    assert out.stdout.split() == [v.name for m in load_ops()
+                                  for v in enumerate_op(m, "sm_90", "default", tuple(DTYPES))]
     assert "variants" in out.stderr
     bad = subprocess.run([sys.executable, "-m", "generator", "--dtypes", "f8", "--list"],
                          cwd=ROOT, capture_output=True, text=True)
     assert bad.returncode == 2 and "--dtypes" in bad.stderr
+
+
+def reduce_variants(level):
+    return enumerate_op(reduce, "sm_90", level, tuple(DTYPES))
+
+
+def test_reduce_levels_names_and_constraints():
+    default = {v.name for v in reduce_variants("default")}
+    full = reduce_variants("full")
+    assert default < {v.name for v in full}
+    for d in reduce.DTYPES:
+        assert f"reduce_generic_{d}" in default
+    assert "i32" in reduce.DTYPES and "i32" not in softmax.DTYPES
+    for v in full:
+        p = v.param_dict
+        assert p["pack_size"] * v.dtype.size <= 16
+        parts = v.name.split("_")
+        assert parts[:3] == ["reduce", v.tier.name, v.dtype.short]
+        if v.tier.name == "block":
+            assert parts[-1] == reduce.TREES[p["tree"]]
+        if v.tier.name == "col":
+            assert p["block_size"] % p["lanes"] == 0 and p["block_size"] // p["lanes"] >= 2
+        if v.tier.name in ("thread", "warp"):
+            assert p["block_size"] == 128 and 32 % p["group_width"] == 0
+    # every tree of the block tier is compiled at the full level, for the comparison
+    assert {v.param_dict["tree"] for v in full if v.tier.name == "block"} == {0, 1, 2}
+
+
+def test_reduce_templates_instantiate_the_launchers(tmp_path):
+    ops = [reduce]
+    by_op = {"reduce": [v for v in reduce_variants("full")
+                        if v.name in ("reduce_split_f32_b512_p4_u4", "reduce_col_f16_l8_b256_p8_u4",
+                                      "reduce_block_i32_b256_p4_u4_unroll", "reduce_generic_bf16")]}
+    assert len(by_op["reduce"]) == 4
+    render_all(ops, by_op, tmp_path, "sm_90", "full")
+    read = lambda n: (tmp_path / f"{n}.cu").read_text()
+    assert "launch_block<float, 4, 4, 512, 0, true>" in read("reduce_split_f32_b512_p4_u4")
+    assert "launch_col<__half, 8, 4, 8, 256>" in read("reduce_col_f16_l8_b256_p8_u4")
+    assert "launch_block<int, 4, 4, 256, 2, false>" in read("reduce_block_i32_b256_p4_u4_unroll")
+    assert "launch_generic<__nv_bfloat16>" in read("reduce_generic_bf16")

@@ -39,6 +39,7 @@ struct DeviceBuffer {
   ~DeviceBuffer() { cudaFree(ptr); }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr(o.ptr), bytes(o.bytes) { o.ptr = nullptr; }
   template <class T = void> T* at(size_t byte_offset = 0) const {
     return reinterpret_cast<T*>(static_cast<char*>(ptr) + byte_offset);
   }
@@ -52,6 +53,7 @@ inline const char* dtype_short(kgen_dtype_t d) {
     case KGEN_FLOAT16: return "f16";
     case KGEN_BFLOAT16: return "bf16";
     case KGEN_FLOAT64: return "f64";
+    case KGEN_INT32: return "i32";
   }
   return "?";
 }
@@ -69,6 +71,7 @@ struct HostTensor {
       case KGEN_FLOAT64: { double v; std::memcpy(&v, p, 8); return v; }
       case KGEN_FLOAT16: { __half v; std::memcpy(&v, p, 2); return __half2float(v); }
       case KGEN_BFLOAT16: { __nv_bfloat16 v; std::memcpy(&v, p, 2); return __bfloat162float(v); }
+      case KGEN_INT32: { int32_t v; std::memcpy(&v, p, 4); return v; }
     }
     return NAN;
   }
@@ -79,6 +82,11 @@ struct HostTensor {
       case KGEN_FLOAT64: { std::memcpy(p, &value, 8); break; }
       case KGEN_FLOAT16: { __half v = __float2half_rn(static_cast<float>(value)); std::memcpy(p, &v, 2); break; }
       case KGEN_BFLOAT16: { __nv_bfloat16 v = __float2bfloat16_rn(static_cast<float>(value)); std::memcpy(p, &v, 2); break; }
+      case KGEN_INT32: {  // wraps like int32 arithmetic
+        const int32_t v = static_cast<int32_t>(static_cast<uint32_t>(static_cast<int64_t>(value)));
+        std::memcpy(p, &v, 4);
+        break;
+      }
     }
   }
 };
@@ -113,6 +121,7 @@ inline Tolerance tolerance(kgen_dtype_t d) {
     case KGEN_FLOAT64: return {1e-13, 1e-11};
     case KGEN_FLOAT16: return {2e-5, 2e-3};
     case KGEN_BFLOAT16: return {2e-4, 1.6e-2};
+    case KGEN_INT32: return {0, 0};
   }
   return {0, 0};
 }

@@ -8,6 +8,7 @@
 #ifndef KGEN_H
 #define KGEN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -32,7 +33,8 @@ typedef enum kgen_dtype {
   KGEN_FLOAT32 = 0,
   KGEN_FLOAT16 = 1,
   KGEN_BFLOAT16 = 2,
-  KGEN_FLOAT64 = 3
+  KGEN_FLOAT64 = 3,
+  KGEN_INT32 = 4 /* reductions: sum, max, min, argmax, argmin */
 } kgen_dtype_t;
 
 typedef struct CUstream_st* kgen_stream_t; /* == cudaStream_t */
@@ -67,6 +69,50 @@ KGEN_API kgen_status_t kgen_softmax_variant(const char* variant, int log, kgen_d
 KGEN_API kgen_status_t kgen_softmax_selected(int log, kgen_dtype_t dtype, int64_t rows,
                                              int64_t cols, const void* x, const void* y,
                                              const char** variant);
+
+/* ---- reduce family ------------------------------------------------------ */
+typedef enum kgen_reduce_op {
+  KGEN_REDUCE_SUM = 0,
+  KGEN_REDUCE_MEAN = 1,   /* floating dtypes only */
+  KGEN_REDUCE_MAX = 2,
+  KGEN_REDUCE_MIN = 3,
+  KGEN_REDUCE_ARGMAX = 4, /* int64 index of the first maximum (of the first NaN) */
+  KGEN_REDUCE_ARGMIN = 5
+} kgen_reduce_op_t;
+
+/* out[o, i] = op over r of x[o, r, i], for a contiguous tensor seen as
+ * (outer, reduce, inner): the last dim is inner == 1, a middle axis
+ * inner > 1, the whole tensor outer == inner == 1.  out holds outer x inner
+ * elements of the input dtype (int64 for argmax/argmin) and may not overlap x.
+ * Half types accumulate in float32; int32 sums wrap like int32 arithmetic.
+ * NaN propagates through sum, mean, max and min; argmax/argmin of a row with
+ * a NaN give the first NaN; ties give the lowest index.  reduce == 0 gives
+ * 0 for sum and NaN for mean, and is an error for the others; outer == 0 or
+ * inner == 0 is a no-op.  Results are bitwise the same on every run.
+ * Few long rows are split across blocks, which needs a workspace: this call
+ * takes it from the stream-ordered allocator (cudaMallocAsync) when needed;
+ * kgen_reduce_variant takes one from the caller instead. */
+KGEN_API kgen_status_t kgen_reduce(kgen_reduce_op_t op, kgen_dtype_t dtype, int64_t outer,
+                                   int64_t reduce, int64_t inner, const void* x, void* out,
+                                   kgen_stream_t stream);
+
+/* The variant kgen_reduce would run for these arguments and the workspace
+ * it needs (0 when none).  *variant stays valid for the life of the process. */
+KGEN_API kgen_status_t kgen_reduce_selected(kgen_reduce_op_t op, kgen_dtype_t dtype, int64_t outer,
+                                            int64_t reduce, int64_t inner, const void* x,
+                                            const void* out, const char** variant,
+                                            size_t* workspace_bytes);
+
+/* kgen_reduce with a chosen variant (NULL selects as kgen_reduce does) and
+ * a caller's workspace of workspace_bytes device bytes (any content; NULL:
+ * allocated as kgen_reduce does).  A workspace smaller than the variant
+ * needs for this problem is an error naming it.  A named variant that is not
+ * compiled in, or that cannot run this problem, gives KGEN_ERROR_UNSUPPORTED. */
+KGEN_API kgen_status_t kgen_reduce_variant(const char* variant, kgen_reduce_op_t op,
+                                           kgen_dtype_t dtype, int64_t outer, int64_t reduce,
+                                           int64_t inner, const void* x, void* out,
+                                           void* workspace, size_t workspace_bytes,
+                                           kgen_stream_t stream);
 
 /* ---- registry introspection -------------------------------------------- */
 KGEN_API int64_t kgen_variant_count(void);

@@ -34,6 +34,7 @@ inline void check(kgen_status_t status) {
 template <class T> struct dtype_of;
 template <> struct dtype_of<float> { static constexpr kgen_dtype_t value = KGEN_FLOAT32; };
 template <> struct dtype_of<double> { static constexpr kgen_dtype_t value = KGEN_FLOAT64; };
+template <> struct dtype_of<int32_t> { static constexpr kgen_dtype_t value = KGEN_INT32; };
 #ifdef KGEN_HAVE_CUDA_HALF
 template <> struct dtype_of<__half> { static constexpr kgen_dtype_t value = KGEN_FLOAT16; };
 template <> struct dtype_of<__nv_bfloat16> { static constexpr kgen_dtype_t value = KGEN_BFLOAT16; };
@@ -57,6 +58,18 @@ void softmax(int64_t rows, int64_t cols, const T* x, T* y, kgen_stream_t stream 
 template <class T>
 void log_softmax(int64_t rows, int64_t cols, const T* x, T* y, kgen_stream_t stream = nullptr) {
   log_softmax(dtype_of<T>::value, rows, cols, x, y, stream);
+}
+
+// out = op over the middle axis of x seen as (outer, reduce, inner); out is
+// outer x inner elements of the dtype (int64 for argmax / argmin).
+inline void reduce(kgen_reduce_op_t op, kgen_dtype_t dtype, int64_t outer, int64_t reduce,
+                   int64_t inner, const void* x, void* out, kgen_stream_t stream = nullptr) {
+  check(kgen_reduce(op, dtype, outer, reduce, inner, x, out, stream));
+}
+template <class T>
+void reduce(kgen_reduce_op_t op, int64_t outer, int64_t reduce_, int64_t inner, const T* x, void* out,
+            kgen_stream_t stream = nullptr) {
+  reduce(op, dtype_of<T>::value, outer, reduce_, inner, x, out, stream);
 }
 
 inline std::string version() { return kgen_version(); }

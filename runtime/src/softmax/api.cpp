@@ -13,7 +13,7 @@ namespace {
 // Host-only checks (no CUDA call): fills *p, sets *empty for a no-op.
 kgen_status_t validate_host(int log, kgen_dtype_t dtype, int64_t rows, int64_t cols,
                             const void* x, const void* y, Problem* p, bool* empty) {
-  KGEN_TRY(check_dtype(dtype));
+  KGEN_TRY(check_float_dtype(dtype));
   KGEN_TRY(check_extent(rows, "rows"));
   KGEN_TRY(check_extent(cols, "cols"));
   int64_t n = 0;

@@ -9,19 +9,22 @@
 namespace kgen {
 namespace device {
 
-// Half types are computed in float32, float64 in float64.
+// Half types are computed in float32, float64 in float64, int32 in int32.
 template <class T> struct ComputeOf { using type = float; };
 template <> struct ComputeOf<double> { using type = double; };
+template <> struct ComputeOf<int> { using type = int; };
 template <class T> using compute_t = typename ComputeOf<T>::type;
 
 __device__ __forceinline__ float to_compute(float v) { return v; }
 __device__ __forceinline__ double to_compute(double v) { return v; }
+__device__ __forceinline__ int to_compute(int v) { return v; }
 __device__ __forceinline__ float to_compute(__half v) { return __half2float(v); }
 __device__ __forceinline__ float to_compute(__nv_bfloat16 v) { return __bfloat162float(v); }
 
 template <class T> __device__ __forceinline__ T from_compute(compute_t<T> v);
 template <> __device__ __forceinline__ float from_compute<float>(float v) { return v; }
 template <> __device__ __forceinline__ double from_compute<double>(double v) { return v; }
+template <> __device__ __forceinline__ int from_compute<int>(int v) { return v; }
 template <> __device__ __forceinline__ __half from_compute<__half>(float v) { return __float2half_rn(v); }
 template <> __device__ __forceinline__ __nv_bfloat16 from_compute<__nv_bfloat16>(float v) {
   return __float2bfloat16_rn(v);

@@ -1,0 +1,142 @@
+"""Reductions: sum, mean, max, min, argmax, argmin over the middle axis of a
+tensor seen as (outer, reduce, inner).  inner == 1 is the last dim,
+outer == inner == 1 the whole tensor.
+
+The op is a run-time argument: each variant compiles one kernel per op
+(sum and mean share one), so a variant is a strategy and its parameters.
+Strategies for inner == 1 (rows of `reduce` contiguous elements):
+  thread   one thread per row (very short rows)
+  warp     a group of `group_width` lanes per row, several rows per block
+  block    one block per row; `tree` picks the block-level combine
+           (warp shuffles, or the shared-memory trees: sequential
+           addressing, sequential with the last warp unrolled)
+  split    several blocks per row for few long rows (the whole tensor
+           included): each writes a partial, the last one to finish
+           combines them in a fixed order (deterministic, one launch)
+and for inner > 1 (the strided case):
+  col      `lanes` threads across inner, each owning `pack_size`
+           consecutive outputs (vector loads along inner), the rest of the
+           block across reduce; split across blocks like `split` when the
+           outputs alone cannot fill the GPU
+  generic  block (inner == 1) or col (inner > 1) at pack 1, splitting as
+           needed: every valid problem, any alignment.
+Every kernel loads `fold` packs per thread before combining any of them.
+"""
+from ..core import Param, Tier
+from ..dtypes import max_pack
+
+OP = "reduce"
+DTYPES = ("f32", "f16", "bf16", "f64", "i32")
+SUPPORTS = "kgen::reduce::supports"
+PROBLEM_HEADER = "reduce/problem.hpp"
+
+TREES = ("shfl", "seq", "unroll")
+
+
+def packs(d):
+    """pack 1 (any alignment) and the widest 16-byte pack"""
+    return sorted({1, max_pack(d)})
+
+
+def widest(d, p):
+    return p["pack_size"] == max_pack(d)
+
+
+def pack(d):
+    return Param("pack_size", "p", packs)
+
+
+FOLD = Param("fold", "u", lambda d: (1, 2, 4, 8))
+
+
+def thread_default(d, p):
+    # pack 1 too: many short rows of odd length would otherwise go to the
+    # generic block-per-row kernel
+    return (widest(d, p) and p["fold"] == 2) or (p["pack_size"] == 1 and p["fold"] == 4)
+
+
+def warp_valid(d, p, arch):
+    # pack 1 only for full warps: short misaligned rows go to the thread tier
+    return p["fold"] in (1, 2, 4) and (widest(d, p) or (p["group_width"] == 32 and p["fold"] == 4))
+
+
+def warp_default(d, p):
+    return widest(d, p) and p["fold"] == 2 and p["group_width"] in (4, 8, 32)
+
+
+def block_valid(d, p, arch):
+    if p["tree"] != 0:  # the shared-memory trees, for the comparison
+        return widest(d, p) and p["fold"] == 4 and p["block_size"] >= 256
+    return p["fold"] >= 2 and (widest(d, p) or (p["block_size"] == 256 and p["fold"] in (4, 8)))
+
+
+def block_default(d, p):
+    return widest(d, p) and p["fold"] == 4 and p["block_size"] == 512 and p["tree"] == 0
+
+
+def split_valid(d, p, arch):
+    return widest(d, p) and p["fold"] >= 2 and p["block_size"] >= 256
+
+
+def split_default(d, p):
+    return p["fold"] == 4 and p["block_size"] == 512
+
+
+def col_valid(d, p, arch):
+    if not widest(d, p):
+        return (p["lanes"], p["block_size"], p["fold"]) == (32, 256, 4)
+    return p["fold"] in (2, 4) and p["block_size"] >= 128 and p["block_size"] // p["lanes"] >= 2
+
+
+def col_default(d, p):
+    return widest(d, p) and p["fold"] == 4 and p["block_size"] == 256 and p["lanes"] in (8, 32)
+
+
+TIERS = (
+    Tier(
+        name="thread",
+        template="reduce_group.cu.j2",
+        params=(pack(None), Param("fold", "u", lambda d: (1, 2, 4))),
+        in_default=thread_default,
+        fixed=(("group_width", 1), ("block_size", 128)),
+    ),
+    Tier(
+        name="warp",
+        template="reduce_group.cu.j2",
+        params=(Param("group_width", "g", lambda d: (2, 4, 8, 16, 32)), pack(None), FOLD),
+        valid=warp_valid,
+        in_default=warp_default,
+        fixed=(("block_size", 128),),
+    ),
+    Tier(
+        name="block",
+        template="reduce_block.cu.j2",
+        params=(Param("block_size", "b", lambda d: (128, 256, 512, 1024)), pack(None), FOLD,
+                Param("tree", "", lambda d: range(len(TREES)), words=TREES)),
+        valid=block_valid,
+        in_default=block_default,
+    ),
+    Tier(
+        name="split",
+        template="reduce_block.cu.j2",
+        params=(Param("block_size", "b", lambda d: (256, 512, 1024)), pack(None), FOLD),
+        valid=split_valid,
+        in_default=split_default,
+        fixed=(("tree", 0),),
+    ),
+    Tier(
+        name="col",
+        template="reduce_col.cu.j2",
+        params=(Param("lanes", "l", lambda d: (8, 16, 32)),
+                Param("block_size", "b", lambda d: (128, 256, 512)), pack(None), FOLD),
+        valid=col_valid,
+        in_default=col_default,
+    ),
+    Tier(
+        name="generic",
+        template="reduce_generic.cu.j2",
+        params=(),
+        generic=True,
+        fixed=(("pack_size", 1), ("fold", 4), ("block_size", 256), ("lanes", 32), ("tree", 0)),
+    ),
+)

@@ -1,0 +1,100 @@
+// A reduction problem after validation, and the launch plans (grid split and
+// workspace) that the runtime and the generated launchers both compute from
+// it, so that the workspace the runtime provides is the one a kernel uses.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "select.hpp"
+#include "variant.hpp"
+
+namespace kgen {
+namespace reduce {
+
+struct Problem {
+  kgen_reduce_op_t op;
+  kgen_dtype_t dtype;
+  int64_t outer, reduce, inner;  // outer * inner >= 1 outputs; reduce >= 0
+  const void* x;
+  void* out;
+  void* workspace;               // plan_for(...).bytes of scratch, or null when 0
+  std::size_t workspace_bytes;
+  const DeviceInfo* device;
+};
+
+inline bool is_arg(kgen_reduce_op_t op) { return op == KGEN_REDUCE_ARGMAX || op == KGEN_REDUCE_ARGMIN; }
+
+// Bytes of one partial result: the accumulator of the op in the dtype's
+// compute type; (value, int64 index) pairs for argmax/argmin.
+inline int acc_bytes(kgen_reduce_op_t op, kgen_dtype_t dtype) {
+  if (is_arg(op)) return 16;
+  return dtype == KGEN_FLOAT64 ? 8 : 4;
+}
+
+// How a kernel splits the reduced axis across blocks.  With splits > 1 each
+// of `groups` output groups (a row, or a tile of `width` outputs) gets
+// `splits` partials in the workspace and a counter; the last block of a
+// group combines them.
+struct Plan {
+  int64_t groups = 0, splits = 1, width = 1;
+  std::size_t counter_bytes = 0, bytes = 0;  // workspace: counters, then partials
+};
+
+inline int64_t div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Blocks of `block` threads that fill every SM once.
+inline int64_t one_wave(const DeviceInfo& d, int block) {
+  int64_t per_sm = d.max_threads_per_sm / block;
+  if (per_sm > d.max_blocks_per_sm) per_sm = d.max_blocks_per_sm;
+  return int64_t{d.sm_count} * (per_sm < 1 ? 1 : per_sm);
+}
+
+// Splits so that groups x splits blocks fill the GPU once, while each block
+// still loads at least two batches of `chunk` items (fewer would spend more
+// on the combine than on the loads).
+inline int64_t splits_for(int64_t groups, int64_t items, int64_t chunk, int64_t wave) {
+  if (groups >= wave || items <= 2 * chunk) return 1;
+  int64_t s = div_up(wave, groups);
+  const int64_t most = items / (2 * chunk);
+  if (s > most) s = most;
+  if (s > 65535) s = 65535;  // grid.y / grid.x limits of the launch shapes
+  return s < 1 ? 1 : s;
+}
+
+inline Plan finish_plan(Plan pl, const Problem& p) {
+  if (pl.splits <= 1) {
+    pl.splits = 1;
+    return pl;
+  }
+  pl.counter_bytes = static_cast<std::size_t>(div_up(pl.groups * 4, 256) * 256);
+  pl.bytes = pl.counter_bytes +
+             static_cast<std::size_t>(pl.groups * pl.splits * pl.width) * acc_bytes(p.op, p.dtype);
+  return pl;
+}
+
+// inner == 1: rows of `reduce` elements; `split` allows several blocks a row.
+inline Plan plan_rows(const Problem& p, int block, int pack, int fold, bool split) {
+  Plan pl;
+  pl.groups = p.outer;
+  if (split)
+    pl.splits = splits_for(p.outer, p.reduce / pack, int64_t{block} * fold, one_wave(*p.device, block));
+  return finish_plan(pl, p);
+}
+
+// inner > 1: tiles of lanes x pack outputs; block / lanes threads down reduce.
+inline Plan plan_cols(const Problem& p, int block, int pack, int fold, int lanes) {
+  Plan pl;
+  pl.width = int64_t{lanes} * pack;
+  pl.groups = p.outer * div_up(p.inner / pack, lanes);
+  pl.splits = splits_for(pl.groups, p.reduce, int64_t{block / lanes} * fold, one_wave(*p.device, block));
+  return finish_plan(pl, p);
+}
+
+bool supports(const VariantInfo& v, const void* problem);
+Score heuristic(const VariantInfo& v, const void* problem);
+// The plan of variant v for problem p (its workspace size in .bytes).
+Plan plan_for(const VariantInfo& v, const Problem& p);
+
+}  // namespace reduce
+}  // namespace kgen

@@ -1,0 +1,112 @@
+// Reduction capability (supports), preference (heuristic) and launch plans.
+//
+// Capability: the row tiers need inner == 1, the col tier inner > 1; a pack
+// must divide the contiguous extent (reduce for rows, inner for cols) and
+// match x's alignment.  Preference for rows: a group of lanes per row sized
+// so that each lane loads about one batch (`fold` packs) of its row, as long
+// as rows x lanes keep the GPU busy; else a block per row when the rows fill
+// a wave of blocks; else the split tier, whose blocks share rows.  The
+// generic variant (a block per row, split when rows are few, pack 1) takes
+// what no other compiled variant can.
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+
+#include "dtype.hpp"
+#include "kgen_params.gen.hpp"
+#include "reduce/problem.hpp"
+
+namespace kgen {
+namespace reduce {
+namespace {
+
+using Params = gen::ReduceParams;
+using Tier = gen::ReduceTier;
+
+bool aligned(const void* p, int64_t bytes) {
+  return reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(bytes) == 0;
+}
+
+int log2_floor(int64_t v) {
+  int l = 0;
+  while (v > 1) v >>= 1, ++l;
+  return l;
+}
+
+bool row_tier(Tier t) { return t == Tier::thread || t == Tier::warp || t == Tier::block || t == Tier::split; }
+
+}  // namespace
+
+bool supports(const VariantInfo& v, const void* problem) {
+  const Problem& p = *static_cast<const Problem*>(problem);
+  const Params& q = *static_cast<const Params*>(v.params);
+  if (v.dtype != p.dtype) return false;
+  if (q.tier == Tier::generic) return true;
+  const int64_t contiguous = row_tier(q.tier) ? p.reduce : p.inner;
+  if ((q.tier == Tier::col) != (p.inner > 1)) return false;
+  return contiguous % q.pack_size == 0 && aligned(p.x, int64_t{q.pack_size} * dtype_size(p.dtype));
+}
+
+Score heuristic(const VariantInfo& v, const void* problem) {
+  const Problem& p = *static_cast<const Problem*>(problem);
+  const Params& q = *static_cast<const Params*>(v.params);
+  const DeviceInfo& d = *p.device;
+  const int64_t resident_threads = int64_t{d.sm_count} * d.max_threads_per_sm;
+  Score s;
+  s.key[1] = q.pack_size;  // widest loads first
+  switch (q.tier) {
+    case Tier::thread:
+    case Tier::warp: {
+      const int64_t packs = p.reduce / q.pack_size;
+      // lanes that give each about one batch of the row
+      const int64_t want = int64_t{1} << std::min(5, log2_floor(std::max<int64_t>(1, packs / q.fold)));
+      // a quarter of the resident threads busy is enough with batched loads;
+      // fewer rows leave the GPU idle: a block per row (generic included) does better
+      if (p.outer * q.group_width < resident_threads / 4) return Score::reject();
+      s.key[0] = 3;
+      s.key[2] = -std::abs(log2_floor(q.group_width) - log2_floor(want));
+      s.key[3] = q.fold;
+      s.key[4] = -q.group_width;  // at equal fit: more rows per warp, fewer shuffles
+      return s;
+    }
+    case Tier::block:
+      s.key[0] = p.outer >= one_wave(d, q.block_size) ? 2 : 0;
+      s.key[2] = q.tree == 0;  // warp shuffles (bench/NOTES.md: reduce v1)
+      s.key[3] = q.fold;
+      s.key[4] = q.block_size;
+      return s;
+    case Tier::split:
+      s.key[0] = 1;
+      s.key[2] = q.fold;
+      s.key[3] = -std::abs(q.block_size - 512);
+      return s;
+    case Tier::col: {
+      const int64_t ipacks = p.inner / q.pack_size;
+      s.key[0] = 3;
+      // all lanes on real outputs, then as many as fit
+      s.key[2] = q.lanes <= ipacks ? q.lanes : -q.lanes;
+      s.key[3] = -std::abs(q.block_size - 256);
+      s.key[4] = q.fold;
+      return s;
+    }
+    case Tier::generic:
+      s.key[0] = -1;
+      return s;
+  }
+  return Score::reject();
+}
+
+Plan plan_for(const VariantInfo& v, const Problem& p) {
+  const Params& q = *static_cast<const Params*>(v.params);
+  switch (q.tier) {
+    case Tier::split: return plan_rows(p, q.block_size, q.pack_size, q.fold, true);
+    case Tier::col: return plan_cols(p, q.block_size, q.pack_size, q.fold, q.lanes);
+    case Tier::generic:
+      return p.inner == 1 ? plan_rows(p, q.block_size, q.pack_size, q.fold, true)
+                          : plan_cols(p, q.block_size, q.pack_size, q.fold, q.lanes);
+    default: return plan_rows(p, q.block_size, q.pack_size, q.fold, false);
+  }
+}
+
+}  // namespace reduce
+}  // namespace kgen

@@ -1,0 +1,337 @@
+// Reductions over (outer, reduce, inner): the kernels of every strategy and
+// their host launchers.  Generated variants instantiate the launchers with
+// fixed parameters (templates/reduce_*.cu.j2); the op is a run-time argument
+// that picks one of the kernels compiled into the variant.
+#pragma once
+
+#include "kgen/device/common.cuh"
+#include "kgen/device/reducers.cuh"
+#include "reduce/problem.hpp"
+
+namespace kgen {
+namespace device {
+namespace reduce {
+
+// The block-level combine: warp shuffles, or a shared-memory tree with
+// sequential addressing, or that tree down to one warp and shuffles after
+// (the modern form of the "unrolled last warp").  The result is in thread 0.
+enum class Tree { shfl = 0, seq = 1, unroll = 2 };
+
+// Combine across groups of G consecutive lanes; every lane gets its group's result.
+template <class R, int G>
+__device__ __forceinline__ typename R::Acc group_reduce(typename R::Acc v) {
+#pragma unroll
+  for (int m = G / 2; m > 0; m /= 2) v = R::combine(v, shfl_xor(v, m, G));
+  return v;
+}
+
+template <class R, int BLOCK, Tree TREE>
+__device__ __forceinline__ typename R::Acc block_reduce(typename R::Acc v) {
+  using Acc = typename R::Acc;
+  const int t = threadIdx.x;
+  if constexpr (TREE == Tree::shfl) {
+    constexpr int kWarps = BLOCK / 32;
+    __shared__ Acc warp_part[kWarps];
+    v = group_reduce<R, 32>(v);
+    if constexpr (kWarps == 1) return v;
+    if (t % 32 == 0) warp_part[t / 32] = v;
+    __syncthreads();
+    if (t < 32) v = group_reduce<R, 32>(t < kWarps ? warp_part[t] : R::identity());
+    __syncthreads();  // warp_part is reused by the next call
+    return v;
+  } else {
+    __shared__ Acc part[BLOCK];
+    part[t] = v;
+    __syncthreads();
+    constexpr int kStop = TREE == Tree::unroll ? 32 : 0;
+#pragma unroll
+    for (int s = BLOCK / 2; s > kStop; s /= 2) {
+      if (t < s) part[t] = R::combine(part[t], part[t + s]);
+      __syncthreads();
+    }
+    if (TREE == Tree::unroll && t < 32) v = group_reduce<R, 32>(R::combine(part[t], part[t + 32]));
+    else v = part[0];
+    __syncthreads();
+    return v;
+  }
+}
+
+// The split protocol for one output group: every block stores its partial
+// (slot[split]) and counts itself in; the last to arrive reads all partials
+// in split order and combines them.  Returns true in every thread of that
+// block, with the group's result in thread 0's acc.
+template <class R, int BLOCK>
+__device__ __forceinline__ bool last_block_combines(typename R::Acc& acc, typename R::Acc* slot,
+                                                    unsigned* counter, int splits, int split) {
+  __shared__ bool last;
+  if (threadIdx.x == 0) {
+    slot[split] = acc;
+    __threadfence();
+    last = atomicAdd(counter, 1u) == static_cast<unsigned>(splits - 1);
+  }
+  __syncthreads();
+  if (!last) return false;
+  __threadfence();
+  typename R::Acc a = R::identity();
+  for (int s = threadIdx.x; s < splits; s += BLOCK) a = R::combine(a, load_cg(slot + s));
+  acc = block_reduce<R, BLOCK, Tree::shfl>(a);
+  return true;
+}
+
+// Loads packs k0, k0 + STRIDE, ... (U of them, those below `end`) before
+// combining any: U independent loads in flight per thread.
+template <class R, class T, int P, int U, int STRIDE>
+__device__ __forceinline__ void fold_packs(typename R::Acc& acc, const T* row, int64_t k0, int64_t end) {
+  Pack<T, P> v[U];
+#pragma unroll
+  for (int u = 0; u < U; ++u)
+    if (k0 + u * STRIDE < end) v[u] = reinterpret_cast<const Pack<T, P>*>(row)[k0 + u * STRIDE];
+#pragma unroll
+  for (int u = 0; u < U; ++u)
+    if (k0 + u * STRIDE < end)
+#pragma unroll
+      for (int j = 0; j < P; ++j) acc = R::combine(acc, R::lift(v[u].v[j], (k0 + u * STRIDE) * P + j));
+}
+
+// ------------------------------------------------ rows: thread and warp tiers
+// A group of G lanes (1 <= G <= 32) per row, BLOCK / G rows per block pass;
+// lane l of a group reads packs l, l + G, ... so a group's loads are coalesced.
+template <class R, class T, int P, int U, int G, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+    row_group_kernel(const T* __restrict__ x, typename R::Out* __restrict__ out, int64_t rows,
+                     int64_t cols, typename R::C scale) {
+  const int g_lane = threadIdx.x % G;
+  const int64_t packs = cols / P;
+  const int64_t groups = int64_t{gridDim.x} * (BLOCK / G);
+  // all lanes of a warp loop together (the shuffles need the whole warp):
+  // the loop runs on the warp's first row
+  const int64_t warp_first = int64_t{blockIdx.x} * (BLOCK / G) + (threadIdx.x / 32) * (32 / G);
+  for (int64_t base = warp_first; base < rows; base += groups) {
+    const int64_t row = base + (threadIdx.x % 32) / G;
+    typename R::Acc acc = R::identity();
+    if (row < rows) {
+      const T* xr = x + row * cols;
+      for (int64_t k0 = g_lane; k0 < packs; k0 += int64_t{G} * U) fold_packs<R, T, P, U, G>(acc, xr, k0, packs);
+    }
+    acc = group_reduce<R, G>(acc);
+    if (g_lane == 0 && row < rows) out[row] = R::finish(acc, scale);
+  }
+}
+
+// ------------------------------------------------ rows: block and split tiers
+// Block (blockIdx.x = split) reduces packs [split * per, (split + 1) * per)
+// of rows blockIdx.y, blockIdx.y + gridDim.y, ...; with one split it writes
+// the row's output, else it takes part in the split protocol.
+template <class R, class T, int P, int U, int BLOCK, Tree TREE>
+__global__ void __launch_bounds__(BLOCK)
+    row_block_kernel(const T* __restrict__ x, typename R::Out* __restrict__ out, int64_t rows,
+                     int64_t cols, typename R::C scale, int splits, typename R::Acc* partials,
+                     unsigned* counters) {
+  const int64_t packs = cols / P;
+  const int64_t per = (packs + splits - 1) / splits;
+  const int64_t begin = blockIdx.x * per;
+  const int64_t end = begin + per < packs ? begin + per : packs;
+  for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
+    const T* xr = x + row * cols;
+    typename R::Acc acc = R::identity();
+    for (int64_t k0 = begin + threadIdx.x; k0 < end; k0 += int64_t{BLOCK} * U)
+      fold_packs<R, T, P, U, BLOCK>(acc, xr, k0, end);
+    acc = block_reduce<R, BLOCK, TREE>(acc);
+    if (splits > 1 && !last_block_combines<R, BLOCK>(acc, partials + row * splits, counters + row,
+                                                      splits, blockIdx.x))
+      continue;
+    if (threadIdx.x == 0) out[row] = R::finish(acc, scale);
+  }
+}
+
+// ------------------------------------------------------- strided: col tier
+// Tile g of the outputs: outer index g / tiles, LANES x P consecutive inner
+// positions.  Thread (tx, ty) = (t % LANES, t / LANES) reads pack tx of rows
+// r = ty, ty + BY, ... of its split's range, U rows in flight; the BY
+// partials of each output are combined through shared memory, then written
+// (one split) or handed to the split protocol, one partial per output.
+template <class R, class T, int P, int U, int LANES, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+    col_kernel(const T* __restrict__ x, typename R::Out* __restrict__ out, int64_t outer,
+               int64_t reduce, int64_t inner, typename R::C scale, int splits,
+               typename R::Acc* partials, unsigned* counters) {
+  using Acc = typename R::Acc;
+  constexpr int BY = BLOCK / LANES;
+  constexpr int kWidth = LANES * P;
+  __shared__ Acc part[BLOCK];
+  __shared__ bool last;
+  const int t = threadIdx.x, tx = t % LANES, ty = t / LANES;
+  const int64_t ipacks = inner / P;
+  const int64_t tiles = (ipacks + LANES - 1) / LANES;
+  const int64_t per = (reduce + splits - 1) / splits;
+  const int64_t r_begin = blockIdx.y * per;
+  const int64_t r_end = r_begin + per < reduce ? r_begin + per : reduce;
+  for (int64_t g = blockIdx.x; g < outer * tiles; g += gridDim.x) {
+    const int64_t o = g / tiles, tile = g % tiles;
+    const int64_t ip = tile * LANES + tx;
+    const bool ok = ip < ipacks;
+    const T* base = x + o * reduce * inner + ip * P;
+    Acc acc[P];
+#pragma unroll
+    for (int j = 0; j < P; ++j) acc[j] = R::identity();
+    if (ok) {
+      for (int64_t r0 = r_begin + ty; r0 < r_end; r0 += int64_t{BY} * U) {
+        Pack<T, P> v[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+          if (r0 + u * BY < r_end) v[u] = *reinterpret_cast<const Pack<T, P>*>(base + (r0 + u * BY) * inner);
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+          if (r0 + u * BY < r_end)
+#pragma unroll
+            for (int j = 0; j < P; ++j) acc[j] = R::combine(acc[j], R::lift(v[u].v[j], r0 + u * BY));
+      }
+    }
+    // combine down the BY rows of threads, one output column j at a time
+#pragma unroll
+    for (int j = 0; j < P; ++j) {
+      part[t] = acc[j];
+      __syncthreads();
+#pragma unroll
+      for (int s = BY / 2; s > 0; s /= 2) {
+        if (ty < s) part[t] = R::combine(part[t], part[t + s * LANES]);
+        __syncthreads();
+      }
+      acc[j] = part[tx];
+      __syncthreads();
+    }
+    if (splits == 1) {
+      if (ty == 0 && ok)
+#pragma unroll
+        for (int j = 0; j < P; ++j) out[o * inner + ip * P + j] = R::finish(acc[j], scale);
+      continue;
+    }
+    Acc* slot = partials + g * splits * kWidth;
+    if (ty == 0)
+#pragma unroll
+      for (int j = 0; j < P; ++j) slot[int64_t{blockIdx.y} * kWidth + tx * P + j] = acc[j];
+    __threadfence();
+    __syncthreads();
+    if (t == 0) last = atomicAdd(counters + g, 1u) == static_cast<unsigned>(splits - 1);
+    __syncthreads();
+    if (!last) continue;
+    __threadfence();
+    for (int e = t; e < kWidth; e += BLOCK) {
+      const int64_t i = tile * kWidth + e;  // inner position
+      if (i >= inner) continue;
+      Acc a = R::identity();
+      for (int s = 0; s < splits; ++s) a = R::combine(a, load_cg(slot + int64_t{s} * kWidth + e));
+      out[o * inner + i] = R::finish(a, scale);
+    }
+  }
+}
+
+// ------------------------------------------------------------ host launchers
+using kgen::reduce::Plan;
+using kgen::reduce::Problem;
+
+// Calls f(R{}) with the reducer of the problem's op.
+template <class T, class F>
+cudaError_t with_reducer(kgen_reduce_op_t op, F&& f) {
+  switch (op) {
+    case KGEN_REDUCE_SUM:
+    case KGEN_REDUCE_MEAN: return f(Sum<T>{});
+    case KGEN_REDUCE_MAX: return f(Extreme<T, true>{});
+    case KGEN_REDUCE_MIN: return f(Extreme<T, false>{});
+    case KGEN_REDUCE_ARGMAX: return f(Arg<T, true>{});
+    case KGEN_REDUCE_ARGMIN: return f(Arg<T, false>{});
+  }
+  return cudaErrorInvalidValue;
+}
+
+template <class R>
+typename R::C scale_of(const Problem& p) {
+  using C = typename R::C;
+  return p.op == KGEN_REDUCE_MEAN ? C(1) / static_cast<C>(p.reduce) : C(1);
+}
+
+// Workspace pointers of a plan; zeroes the counters on the stream.
+template <class Acc>
+cudaError_t prepare(const Problem& p, const Plan& pl, cudaStream_t stream, Acc** partials,
+                    unsigned** counters) {
+  *partials = nullptr;
+  *counters = nullptr;
+  if (pl.splits == 1) return cudaSuccess;
+  if (!p.workspace || p.workspace_bytes < pl.bytes || sizeof(Acc) != static_cast<size_t>(
+          kgen::reduce::acc_bytes(p.op, p.dtype)))
+    return cudaErrorInvalidValue;
+  *counters = static_cast<unsigned*>(p.workspace);
+  *partials = reinterpret_cast<Acc*>(static_cast<char*>(p.workspace) + pl.counter_bytes);
+  return cudaMemsetAsync(p.workspace, 0, pl.counter_bytes, stream);
+}
+
+inline unsigned capped_grid(int64_t blocks, int64_t cap) {
+  const int64_t g = blocks < cap ? blocks : cap;
+  return static_cast<unsigned>(g < 1 ? 1 : g);
+}
+
+template <class T, int P, int U, int G>
+cudaError_t launch_group(const void* problem, cudaStream_t stream) {
+  const Problem& p = *static_cast<const Problem*>(problem);
+  constexpr int kBlock = 128;
+  const unsigned grid = capped_grid(kgen::reduce::div_up(p.outer, kBlock / G),
+                                    8 * kgen::reduce::one_wave(*p.device, kBlock));
+  return with_reducer<T>(p.op, [&](auto r) {
+    using R = decltype(r);
+    row_group_kernel<R, T, P, U, G, kBlock><<<grid, kBlock, 0, stream>>>(
+        static_cast<const T*>(p.x), static_cast<typename R::Out*>(p.out), p.outer, p.reduce, scale_of<R>(p));
+    return cudaGetLastError();
+  });
+}
+
+template <class T, int P, int U, int BLOCK, int TREE, bool SPLIT>
+cudaError_t launch_block(const void* problem, cudaStream_t stream) {
+  const Problem& p = *static_cast<const Problem*>(problem);
+  const Plan pl = kgen::reduce::plan_rows(p, BLOCK, P, U, SPLIT);
+  return with_reducer<T>(p.op, [&](auto r) {
+    using R = decltype(r);
+    typename R::Acc* partials;
+    unsigned* counters;
+    cudaError_t err = prepare(p, pl, stream, &partials, &counters);
+    if (err != cudaSuccess) return err;
+    // splits along x; rows along y (grid-stride past the cap: split plans
+    // have fewer rows than one wave, so each row keeps its own blocks)
+    const int64_t waves = 8 * kgen::reduce::one_wave(*p.device, BLOCK);
+    const dim3 grid(static_cast<unsigned>(pl.splits), capped_grid(p.outer, waves < 65535 ? waves : 65535));
+    row_block_kernel<R, T, P, U, BLOCK, static_cast<Tree>(TREE)><<<grid, BLOCK, 0, stream>>>(
+        static_cast<const T*>(p.x), static_cast<typename R::Out*>(p.out), p.outer, p.reduce,
+        scale_of<R>(p), static_cast<int>(pl.splits), partials, counters);
+    return cudaGetLastError();
+  });
+}
+
+template <class T, int P, int U, int LANES, int BLOCK>
+cudaError_t launch_col(const void* problem, cudaStream_t stream) {
+  const Problem& p = *static_cast<const Problem*>(problem);
+  const Plan pl = kgen::reduce::plan_cols(p, BLOCK, P, U, LANES);
+  return with_reducer<T>(p.op, [&](auto r) {
+    using R = decltype(r);
+    typename R::Acc* partials;
+    unsigned* counters;
+    cudaError_t err = prepare(p, pl, stream, &partials, &counters);
+    if (err != cudaSuccess) return err;
+    const dim3 grid(capped_grid(pl.groups, pl.splits > 1 ? INT32_MAX : 8 * kgen::reduce::one_wave(*p.device, BLOCK)),
+                    static_cast<unsigned>(pl.splits));
+    col_kernel<R, T, P, U, LANES, BLOCK><<<grid, BLOCK, 0, stream>>>(
+        static_cast<const T*>(p.x), static_cast<typename R::Out*>(p.out), p.outer, p.reduce, p.inner,
+        scale_of<R>(p), static_cast<int>(pl.splits), partials, counters);
+    return cudaGetLastError();
+  });
+}
+
+// The generic variant: pack 1, any alignment; rows or strided, split as needed.
+template <class T>
+cudaError_t launch_generic(const void* problem, cudaStream_t stream) {
+  const Problem& p = *static_cast<const Problem*>(problem);
+  return p.inner == 1 ? launch_block<T, 1, 4, 256, 0, true>(problem, stream)
+                      : launch_col<T, 1, 4, 32, 256>(problem, stream);
+}
+
+}  // namespace reduce
+}  // namespace device
+}  // namespace kgen

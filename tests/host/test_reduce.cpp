@@ -1,0 +1,185 @@
+// Reduce family without a GPU: argument validation through the C API, and
+// capability, selection and launch plans on a described device.  Written
+// against properties (tier, pack width, splits), not names, so it holds at
+// every build level.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "dtype.hpp"
+#include "kgen/kgen.h"
+#include "kgen_params.gen.hpp"
+#include "reduce/problem.hpp"
+#include "registry.hpp"
+#include "select.hpp"
+
+using kgen::gen::ReduceParams;
+using kgen::gen::ReduceTier;
+
+namespace {
+
+void expect_error(kgen_status_t got, kgen_status_t want, const std::string& name) {
+  CHECK(got == want);
+  CHECK(std::string(kgen_last_error()).rfind(name, 0) == 0);  // the message starts with the name
+}
+
+struct Buffers {
+  std::vector<float> x = std::vector<float>(64, 1.5f);
+  std::vector<int64_t> out = std::vector<int64_t>(16, -7);  // poison: must survive every failure
+  bool untouched() const {
+    for (int64_t v : out)
+      if (v != -7) return false;
+    return true;
+  }
+};
+
+const void* addr(uintptr_t offset_bytes) {
+  return reinterpret_cast<const void*>(uintptr_t{1} << 32 | offset_bytes);
+}
+
+struct Picked {
+  const kgen::VariantInfo* v;
+  ReduceParams p;
+  kgen::reduce::Plan plan;
+};
+
+Picked pick(kgen_dtype_t d, int64_t outer, int64_t reduce, int64_t inner,
+            kgen_reduce_op_t op = KGEN_REDUCE_SUM, uintptr_t x_off = 0) {
+  static const kgen::DeviceInfo dev;  // defaults describe an H100 SXM
+  kgen::reduce::Problem p{op, d, outer, reduce, inner, addr(x_off), const_cast<void*>(addr(1u << 30)),
+                          nullptr, 0, &dev};
+  auto sel = kgen::select_variant(kgen::Family::reduce, d, dev, &p, &kgen::reduce::heuristic);
+  REQUIRE(sel.variant != nullptr);
+  REQUIRE(sel.variant->supports(*sel.variant, &p));
+  return {sel.variant, *static_cast<const ReduceParams*>(sel.variant->params), kgen::reduce::plan_for(*sel.variant, p)};
+}
+
+int elem(kgen_dtype_t d) { return d == KGEN_FLOAT64 ? 8 : d == KGEN_FLOAT16 || d == KGEN_BFLOAT16 ? 2 : 4; }
+
+const kgen_dtype_t kDtypes[] = {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16, KGEN_FLOAT64, KGEN_INT32};
+
+}  // namespace
+
+TEST_CASE("reduce rejects bad arguments, naming them and writing nothing", "[reduce][validation]") {
+  Buffers b;
+  float* x = b.x.data();
+  int64_t* out = b.out.data();
+  expect_error(kgen_reduce(static_cast<kgen_reduce_op_t>(9), KGEN_FLOAT32, 2, 4, 1, x, out, nullptr),
+               KGEN_ERROR_INVALID_ARGUMENT, "op:");
+  expect_error(kgen_reduce(KGEN_REDUCE_SUM, static_cast<kgen_dtype_t>(11), 2, 4, 1, x, out, nullptr),
+               KGEN_ERROR_INVALID_ARGUMENT, "dtype:");
+  expect_error(kgen_reduce(KGEN_REDUCE_MEAN, KGEN_INT32, 2, 4, 1, x, out, nullptr),
+               KGEN_ERROR_INVALID_ARGUMENT, "dtype:");
+  expect_error(kgen_reduce(KGEN_REDUCE_SUM, KGEN_FLOAT32, -1, 4, 1, x, out, nullptr),
+               KGEN_ERROR_INVALID_ARGUMENT, "outer:");
+  expect_error(kgen_reduce(KGEN_REDUCE_SUM, KGEN_FLOAT32, 2, -4, 1, x, out, nullptr),
+               KGEN_ERROR_INVALID_ARGUMENT, "reduce:");
+  expect_error(kgen_reduce(KGEN_REDUCE_SUM, KGEN_FLOAT32, 2, 4, -1, x, out, nullptr),
+               KGEN_ERROR_INVALID_ARGUMENT, "inner:");
+  for (kgen_reduce_op_t op : {KGEN_REDUCE_MAX, KGEN_REDUCE_MIN, KGEN_REDUCE_ARGMAX, KGEN_REDUCE_ARGMIN})
+    expect_error(kgen_reduce(op, KGEN_FLOAT32, 2, 0, 3, x, out, nullptr), KGEN_ERROR_INVALID_ARGUMENT,
+                 "reduce:");
+  expect_error(kgen_reduce(KGEN_REDUCE_SUM, KGEN_FLOAT32, 2, 4, 1, nullptr, out, nullptr),
+               KGEN_ERROR_INVALID_ARGUMENT, "x:");
+  expect_error(kgen_reduce(KGEN_REDUCE_SUM, KGEN_FLOAT32, 2, 4, 1, x, nullptr, nullptr),
+               KGEN_ERROR_INVALID_ARGUMENT, "out:");
+  // int64 indices need 8-byte alignment
+  expect_error(kgen_reduce(KGEN_REDUCE_ARGMAX, KGEN_FLOAT32, 2, 4, 1, x,
+                           reinterpret_cast<char*>(out) + 4, nullptr),
+               KGEN_ERROR_INVALID_ARGUMENT, "out:");
+  expect_error(kgen_reduce(KGEN_REDUCE_SUM, KGEN_FLOAT16, 2, 4, 1, reinterpret_cast<char*>(x) + 1, out, nullptr),
+               KGEN_ERROR_INVALID_ARGUMENT, "x:");
+  // out inside x
+  expect_error(kgen_reduce(KGEN_REDUCE_SUM, KGEN_FLOAT32, 2, 16, 1, x, x + 8, nullptr),
+               KGEN_ERROR_INVALID_ARGUMENT, "out:");
+  expect_error(kgen_reduce(KGEN_REDUCE_SUM, KGEN_FLOAT32, int64_t{1} << 40, int64_t{1} << 30, 1, x, out, nullptr),
+               KGEN_ERROR_INVALID_ARGUMENT, "outer x reduce");
+  expect_error(kgen_reduce_variant("softmax_generic_f32", KGEN_REDUCE_SUM, KGEN_FLOAT32, 2, 4, 1, x, out,
+                                   nullptr, 0, nullptr),
+               KGEN_ERROR_UNSUPPORTED, "variant:");
+  expect_error(kgen_reduce_variant("reduce_generic_f16", KGEN_REDUCE_SUM, KGEN_FLOAT32, 2, 4, 1, x, out,
+                                   nullptr, 0, nullptr),
+               KGEN_ERROR_INVALID_ARGUMENT, "variant:");
+  const char* name = nullptr;
+  expect_error(kgen_reduce_selected(KGEN_REDUCE_SUM, KGEN_FLOAT32, 2, 4, 1, x, out, &name, nullptr),
+               KGEN_ERROR_INVALID_ARGUMENT, "workspace_bytes:");
+  CHECK(b.untouched());
+  // no outputs: a no-op before any pointer is looked at
+  CHECK(kgen_reduce(KGEN_REDUCE_MAX, KGEN_FLOAT32, 0, 4, 3, nullptr, nullptr, nullptr) == KGEN_OK);
+  CHECK(kgen_reduce(KGEN_REDUCE_SUM, KGEN_INT32, 5, 4, 0, nullptr, nullptr, nullptr) == KGEN_OK);
+  // softmax is floating point only
+  expect_error(kgen_softmax(KGEN_INT32, 2, 4, x, x + 8, nullptr), KGEN_ERROR_INVALID_ARGUMENT, "dtype:");
+}
+
+TEST_CASE("every dtype has a compiled generic reduce variant", "[reduce][registry]") {
+  for (kgen_dtype_t d : kDtypes) {
+    int generic = 0;
+    for (const kgen::VariantInfo* v : kgen::Registry::of(kgen::Family::reduce, d)) generic += v->generic;
+    CHECK(generic == 1);
+  }
+}
+
+TEST_CASE("rows: short ones to thread/warp groups, few long ones split, with the widest pack",
+          "[reduce][selection]") {
+  for (kgen_dtype_t d : kDtypes) {
+    INFO(kgen::dtype_name(d));
+    // many rows of 128: a group of lanes per row, 16-byte loads
+    Picked s = pick(d, 1 << 20, 128, 1);
+    INFO(s.v->name);
+    CHECK((s.p.tier == ReduceTier::warp || s.p.tier == ReduceTier::thread));
+    CHECK(s.p.pack_size * elem(d) == 16);
+    CHECK(s.plan.bytes == 0);
+    // rows as short as one pack: a thread per row
+    CHECK(pick(d, 1 << 20, 16 / elem(d), 1).p.tier == ReduceTier::thread);
+    // 128 rows of 2^20, and the whole tensor: split across blocks, with a workspace
+    for (int64_t rows : {int64_t{128}, int64_t{1}}) {
+      Picked big = pick(d, rows, 1 << 20, 1);
+      INFO(big.v->name);
+      CHECK(big.p.tier == ReduceTier::split);
+      CHECK(big.plan.splits > 1);
+      CHECK(big.plan.groups == rows);
+      CHECK(big.plan.bytes >= big.plan.counter_bytes + static_cast<size_t>(rows * big.plan.splits) * 4);
+    }
+    // argmax partials carry an index
+    CHECK(pick(d, 1, 1 << 20, 1, KGEN_REDUCE_ARGMAX).plan.bytes >=
+          static_cast<size_t>(pick(d, 1, 1 << 20, 1).plan.splits) * 16);
+    // a misaligned row start: pack 1
+    Picked mis = pick(d, 4096, 1024, 1, KGEN_REDUCE_SUM, d == KGEN_FLOAT64 ? 8 : 4 + (elem(d) == 2 ? 2 : 0));
+    CHECK(mis.p.pack_size == 1);
+  }
+}
+
+TEST_CASE("a middle axis goes to the col tier, lanes across inner", "[reduce][selection]") {
+  for (kgen_dtype_t d : kDtypes) {
+    Picked s = pick(d, 64, 4096, 512);
+    INFO(s.v->name);
+    CHECK(s.p.tier == ReduceTier::col);
+    CHECK(s.p.pack_size * elem(d) == 16);
+    CHECK(int64_t{s.p.lanes} * s.p.pack_size <= 512);
+    // 512 outputs cannot fill an H100: the reduced axis is split too
+    CHECK(s.plan.splits > 1);
+    // inner 3: no pack divides it
+    Picked odd = pick(d, 8, 1000, 3);
+    INFO(odd.v->name);
+    CHECK(odd.p.pack_size == 1);
+    CHECK((odd.p.tier == ReduceTier::col || odd.p.tier == ReduceTier::generic));
+  }
+}
+
+TEST_CASE("split plans fill one wave and keep each block two batches long", "[reduce][plan]") {
+  const kgen::DeviceInfo dev;
+  kgen::reduce::Problem p{KGEN_REDUCE_SUM, KGEN_FLOAT32, 1, int64_t{1} << 28, 1, addr(0),
+                          const_cast<void*>(addr(1 << 20)), nullptr, 0, &dev};
+  const auto pl = kgen::reduce::plan_rows(p, 512, 4, 4, true);
+  CHECK(pl.splits == kgen::reduce::one_wave(dev, 512));  // 132 SMs x 4 blocks of 512
+  CHECK(pl.counter_bytes == 256);
+  CHECK(pl.bytes == 256 + static_cast<size_t>(pl.splits) * 4);
+  p.reduce = 4 * 512 * 4 * 3;  // three batches of 512 threads: one split (needs two each)
+  CHECK(kgen::reduce::plan_rows(p, 512, 4, 4, true).splits == 1);
+  CHECK(kgen::reduce::plan_rows(p, 512, 4, 4, true).bytes == 0);
+  p.outer = 100000;  // rows fill the GPU on their own
+  p.reduce = 1 << 20;
+  CHECK(kgen::reduce::plan_rows(p, 512, 4, 4, true).splits == 1);
+  CHECK(kgen::reduce::plan_rows(p, 512, 4, 4, false).splits == 1);
+}
