@@ -233,26 +233,35 @@ std::vector<std::string> candidates(const char* selected, const char* family, co
 
 // Times each candidate (run(name, set) launches it); the first is the
 // selected one.  Returns false on an error.
+// `hopeless` names variants not worth a single run on this case.
 bool time_candidates(Run& run, const Options& o, Row base, double copy, int sets,
                      const std::vector<std::string>& names, double bytes,
-                     const std::function<kgen_status_t(const char*, int)>& launch) {
-  double best_us = 1e30;
+                     const std::function<kgen_status_t(const char*, int)>& launch,
+                     const std::function<bool(const std::string&)>& hopeless = nullptr) {
+  double best_us = 1e30, selected_us = 0;
   std::string best;
   int timed = 0;
   for (size_t k = 0; k < names.size(); ++k) {
     const char* v = names[k].c_str();
+    if (k > 0 && hopeless && hopeless(names[k])) continue;
     const kgen_status_t st = launch(v, 0);
     if (st == KGEN_ERROR_UNSUPPORTED && k > 0) continue;
     if (st != KGEN_OK) {
       std::fprintf(stderr, "%s failed: %s\n", v, kgen_last_error());
       return false;
     }
-    const double us = median_us(o.reps, sets, [&](int s) {
+    auto once = [&](int s) {
       if (launch(v, s) != KGEN_OK) {
         std::fprintf(stderr, "%s failed: %s\n", v, kgen_last_error());
         std::exit(1);
       }
-    });
+    };
+    // a variant 8x slower than the selected one in a single run is reported
+    // from that run: its median would cost minutes and change no conclusion
+    const double single = k > 0 ? median_us(1, sets, once) : 0;
+    const bool slow = k > 0 && single > 8 * selected_us;
+    const double us = slow ? single : median_us(o.reps, sets, once);
+    if (k == 0) selected_us = us;
     ++timed;
     Row r = base;
     r.variant = v;
@@ -260,7 +269,7 @@ bool time_candidates(Run& run, const Options& o, Row base, double copy, int sets
     r.gbps = bytes / us / 1e3;
     r.pct_copy = 100.0 * r.gbps / copy;
     if (k == 0) run.add(r, true, " (selected)");
-    else if (o.variants) run.add(r, false);
+    else if (o.variants) run.add(r, false, slow ? " (1 run)" : "");
     if (us < best_us) best_us = us, best = v;
   }
   if (o.variants) {
@@ -351,11 +360,20 @@ int bench_reduce(const Options& o) {
           return 1;
         }
         const Row base{opname, dname, shape, "", 0, 0, 0};
+        // a thread or a group of lanes per row with fewer than two warps
+        // of rows per SM: one run would take seconds (one thread summing
+        // 2^28 elements); the heuristic never picks them there either
+        auto hopeless = [&](const std::string& n) {
+          int lanes = 0;
+          if (n.rfind("reduce_thread_", 0) == 0) lanes = 1;
+          else if (n.rfind("reduce_warp_", 0) == 0) lanes = std::atoi(n.c_str() + n.find("_g") + 2);
+          return lanes > 0 && c.outer * lanes < int64_t{run.prop.multiProcessorCount} * 64;
+        };
         if (!time_candidates(run, o, base, copy, sets, candidates(selected, "reduce", dname, o.variants),
                              static_cast<double>(bytes), [&](const char* v, int s) {
                                return kgen_reduce_variant(v, op, d, c.outer, c.reduce, c.inner, b.xs[s],
                                                           b.ys[s], ws, ws_bytes, nullptr);
-                             }))
+                             }, hopeless))
           return 1;
       }
     }

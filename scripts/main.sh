@@ -29,7 +29,9 @@ examples/consumer
 
 if [ $gpu = 1 ]; then
   name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1 | tr ' ' '_')
-  KGEN_COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown) \
-    build/bench/kgen-bench softmax --md "bench/results/${name}_softmax.md" \
-    --csv "bench/results/${name}_softmax.csv"
+  for family in softmax reduce; do
+    KGEN_COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown) \
+      build/bench/kgen-bench "$family" --md "bench/results/${name}_${family}.md" \
+      --csv "bench/results/${name}_${family}.csv"
+  done
 fi

@@ -63,20 +63,24 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // a quarter of the resident threads busy is enough with batched loads;
       // fewer rows leave the GPU idle: a block per row (generic included) does better
       if (p.outer * q.group_width < resident_threads / 4) return Score::reject();
-      s.key[0] = 3;
+      // rows that a full warp covers in more than 4 batches go to a block
+      // each when there are enough of them (H100, 16384 x 8192 float32:
+      // warp per row 98.9% of copy, block per row 103.9%; bench/NOTES.md reduce v1)
+      s.key[0] = packs > 32 * q.fold * 4 ? 2 : 6;
       s.key[2] = -std::abs(log2_floor(q.group_width) - log2_floor(want));
       s.key[3] = q.fold;
       s.key[4] = -q.group_width;  // at equal fit: more rows per warp, fewer shuffles
       return s;
     }
     case Tier::block:
-      s.key[0] = p.outer >= one_wave(d, q.block_size) ? 2 : 0;
+      // a wave of rows keeps every SM busy; fewer are the split tier's
+      s.key[0] = p.outer >= one_wave(d, q.block_size) ? 4 : 1;
       s.key[2] = q.tree == 0;  // warp shuffles (bench/NOTES.md: reduce v1)
       s.key[3] = q.fold;
-      s.key[4] = q.block_size;
+      s.key[4] = -std::abs(q.block_size - 512);
       return s;
     case Tier::split:
-      s.key[0] = 1;
+      s.key[0] = 3;
       s.key[2] = q.fold;
       s.key[3] = -std::abs(q.block_size - 512);
       return s;
