@@ -68,20 +68,25 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // warp per row 98.9% of copy, block per row 103.9%; bench/NOTES.md reduce v1)
       s.key[0] = packs > 32 * q.fold * 4 ? 2 : 6;
       s.key[2] = -std::abs(log2_floor(q.group_width) - log2_floor(want));
-      s.key[3] = q.fold;
+      s.key[3] = -std::abs(q.fold - 4);
       s.key[4] = -q.group_width;  // at equal fit: more rows per warp, fewer shuffles
       return s;
     }
-    case Tier::block:
+    case Tier::block: {
       // a wave of rows keeps every SM busy; fewer are the split tier's
       s.key[0] = p.outer >= one_wave(d, q.block_size) ? 4 : 1;
-      s.key[2] = q.tree == 0;  // warp shuffles (bench/NOTES.md: reduce v1)
-      s.key[3] = q.fold;
-      s.key[4] = -std::abs(q.block_size - 512);
+      // threads that each load one batch of 4 packs of the row: H100,
+      // 16384 x 8192 float16 (1024 packs): 256 threads 96-99% of copy,
+      // 512 85-87%, 1024 52-66% (bench/NOTES.md reduce v1)
+      const int64_t want = std::max<int64_t>(1, p.reduce / q.pack_size / 4);
+      s.key[2] = -std::abs(log2_floor(q.block_size) - log2_floor(want));
+      s.key[3] = -std::abs(q.fold - 4);
+      s.key[4] = q.tree == 0;  // the trees were within noise of shuffles
       return s;
+    }
     case Tier::split:
       s.key[0] = 3;
-      s.key[2] = q.fold;
+      s.key[2] = -std::abs(q.fold - 4);
       s.key[3] = -std::abs(q.block_size - 512);
       return s;
     case Tier::col: {
@@ -90,7 +95,7 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // all lanes on real outputs, then as many as fit
       s.key[2] = q.lanes <= ipacks ? q.lanes : -q.lanes;
       s.key[3] = -std::abs(q.block_size - 256);
-      s.key[4] = q.fold;
+      s.key[4] = -std::abs(q.fold - 4);
       return s;
     }
     case Tier::generic:

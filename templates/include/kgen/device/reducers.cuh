@@ -7,6 +7,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <type_traits>
 
 #include "kgen/device/common.cuh"
 
@@ -26,6 +27,47 @@ template <> __device__ __forceinline__ float highest<float>() { return -neg_inf<
 template <> __device__ __forceinline__ double highest<double>() { return -neg_inf<double>(); }
 template <> __device__ __forceinline__ int highest<int>() { return INT_MAX; }
 
+// NaN-propagating max / min in one instruction where the ISA has one
+// (float32, sm_80+); the two-test form elsewhere.
+template <bool MAX, class C> __device__ __forceinline__ C extreme_nan(C a, C b) {
+  if (is_nan(a)) return a;
+  if (is_nan(b)) return b;
+  return (MAX ? b > a : b < a) ? b : a;
+}
+template <bool MAX> __device__ __forceinline__ float extreme_nan(float a, float b) {
+  float d;
+  if (MAX) asm("max.NaN.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b));
+  else asm("min.NaN.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b));
+  return d;
+}
+
+// The extreme of a pack of half types in their own precision (exact for
+// max / min), two lanes per instruction.
+template <bool MAX, class H2, class T, int P>
+__device__ __forceinline__ float pack_extreme_half(const Pack<T, P>& v) {
+  const H2* h = reinterpret_cast<const H2*>(v.v);
+  H2 m = h[0];
+#pragma unroll
+  for (int k = 1; k < P / 2; ++k) m = MAX ? __hmax2_nan(m, h[k]) : __hmin2_nan(m, h[k]);
+  const T e = MAX ? __hmax_nan(m.x, m.y) : __hmin_nan(m.x, m.y);
+  return to_compute(e);
+}
+
+// The extreme of a pack, NaN-propagating, in the compute type.
+template <bool MAX, class T, int P>
+__device__ __forceinline__ compute_t<T> pack_extreme(const Pack<T, P>& v) {
+  if constexpr (P % 2 == 0 && std::is_same<T, __half>::value) {
+    return pack_extreme_half<MAX, __half2>(v);
+  } else if constexpr (P % 2 == 0 && std::is_same<T, __nv_bfloat16>::value) {
+    return pack_extreme_half<MAX, __nv_bfloat162>(v);
+  } else {
+    compute_t<T> m = to_compute(v.v[0]);
+#pragma unroll
+    for (int j = 1; j < P; ++j) m = extreme_nan<MAX>(m, to_compute(v.v[j]));
+    return m;
+  }
+}
+
 // int32 sums wrap (two's complement) instead of overflowing into UB.
 template <class C> __device__ __forceinline__ C add(C a, C b) { return a + b; }
 __device__ __forceinline__ int add(int a, int b) {
@@ -42,6 +84,13 @@ struct Sum {
   static __device__ __forceinline__ Acc lift(T v, int64_t) { return to_compute(v); }
   static __device__ __forceinline__ Acc combine(Acc a, Acc b) { return add(a, b); }
   static __device__ __forceinline__ Out finish(Acc a, C scale) { return from_compute<T>(a * scale); }
+  // elements in increasing index order, one at a time or a pack at a time
+  static __device__ __forceinline__ void accumulate(Acc& a, T v, int64_t) { a = add(a, to_compute(v)); }
+  template <int P>
+  static __device__ __forceinline__ void accumulate_pack(Acc& a, const Pack<T, P>& v, int64_t) {
+#pragma unroll
+    for (int j = 0; j < P; ++j) a = add(a, to_compute(v.v[j]));
+  }
 };
 
 // max (MAX) or min; NaN wins
@@ -52,12 +101,15 @@ struct Extreme {
   using Out = T;
   static __device__ __forceinline__ Acc identity() { return MAX ? lowest<C>() : highest<C>(); }
   static __device__ __forceinline__ Acc lift(T v, int64_t) { return to_compute(v); }
-  static __device__ __forceinline__ Acc combine(Acc a, Acc b) {
-    if (is_nan(a)) return a;
-    if (is_nan(b)) return b;
-    return (MAX ? b > a : b < a) ? b : a;
-  }
+  static __device__ __forceinline__ Acc combine(Acc a, Acc b) { return extreme_nan<MAX>(a, b); }
   static __device__ __forceinline__ Out finish(Acc a, C) { return from_compute<T>(a); }
+  static __device__ __forceinline__ void accumulate(Acc& a, T v, int64_t) {
+    a = extreme_nan<MAX>(a, to_compute(v));
+  }
+  template <int P>
+  static __device__ __forceinline__ void accumulate_pack(Acc& a, const Pack<T, P>& v, int64_t) {
+    a = extreme_nan<MAX>(a, pack_extreme<MAX>(v));
+  }
 };
 
 template <class C>
@@ -83,6 +135,31 @@ struct Arg {
     return (MAX ? a.v > b.v : a.v < b.v) ? a : b;
   }
   static __device__ __forceinline__ Out finish(Acc a, C) { return a.i; }
+  // In increasing index order a later element replaces the running one
+  // only if strictly better, or the first NaN; the identity (no element
+  // yet, index INT64_MAX) is replaced by anything.
+  static __device__ __forceinline__ bool better(C c, const Acc& a) {
+    return !is_nan(a.v) && ((MAX ? c > a.v : c < a.v) || is_nan(c) || a.i == INT64_MAX);
+  }
+  static __device__ __forceinline__ void accumulate(Acc& a, T v, int64_t i) {
+    const C c = to_compute(v);
+    if (better(c, a)) a = Acc{c, i};
+  }
+  // A pack's extreme first (cheap); only a pack that beats the running
+  // value is searched for its first extreme (rare after the first packs).
+  template <int P>
+  static __device__ __forceinline__ void accumulate_pack(Acc& a, const Pack<T, P>& v, int64_t i0) {
+    const C m = pack_extreme<MAX>(v);
+    if (!better(m, a)) return;
+    const bool nan = is_nan(m);
+    int first = P - 1;
+#pragma unroll
+    for (int j = P - 1; j >= 0; --j) {
+      const C c = to_compute(v.v[j]);
+      if (nan ? is_nan(c) : c == m) first = j;
+    }
+    a = Acc{m, i0 + first};
+  }
 };
 
 // ---------------------------------------------------- moving accumulators
