@@ -61,7 +61,7 @@ def warp_valid(d, p, arch):
 
 
 def warp_default(d, p):
-    return widest(d, p) and p["fold"] == 2 and p["group_width"] in (4, 8, 32)
+    return widest(d, p) and p["fold"] == 4 and p["group_width"] in (4, 8, 32)
 
 
 def block_valid(d, p, arch):
@@ -71,7 +71,7 @@ def block_valid(d, p, arch):
 
 
 def block_default(d, p):
-    return widest(d, p) and p["fold"] == 4 and p["block_size"] == 512 and p["tree"] == 0
+    return widest(d, p) and p["fold"] == 4 and p["block_size"] in (256, 512) and p["tree"] == 0
 
 
 def split_valid(d, p, arch):
@@ -79,7 +79,7 @@ def split_valid(d, p, arch):
 
 
 def split_default(d, p):
-    return p["fold"] == 4 and p["block_size"] == 512
+    return p["fold"] == 8 and p["block_size"] == 256
 
 
 def col_valid(d, p, arch):
@@ -88,8 +88,13 @@ def col_valid(d, p, arch):
     return p["fold"] in (2, 4) and p["block_size"] >= 128 and p["block_size"] // p["lanes"] >= 2
 
 
+def col_fold(d):
+    """about 16 elements in flight a thread (runtime/src/reduce/rules.cpp)"""
+    return max(2, min(4, 16 // max_pack(d)))
+
+
 def col_default(d, p):
-    return widest(d, p) and p["fold"] == 4 and p["block_size"] == 256 and p["lanes"] in (8, 32)
+    return widest(d, p) and p["fold"] == col_fold(d) and (p["lanes"], p["block_size"]) in ((8, 512), (32, 256))
 
 
 TIERS = (

@@ -63,10 +63,13 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // a quarter of the resident threads busy is enough with batched loads;
       // fewer rows leave the GPU idle: a block per row (generic included) does better
       if (p.outer * q.group_width < resident_threads / 4) return Score::reject();
-      // rows that a full warp covers in more than 4 batches go to a block
-      // each when there are enough of them (H100, 16384 x 8192 float32:
-      // warp per row 98.9% of copy, block per row 103.9%; bench/NOTES.md reduce v1)
-      s.key[0] = packs > 32 * q.fold * 4 ? 2 : 6;
+      // sum / max / min over rows that a full warp covers in more than 4
+      // batches go to a block each when there are enough rows (H100,
+      // 16384 x 8192 float32: warp per row 99%, block per row 104% of
+      // copy); argmax / argmin stay with a warp, whose per-element work
+      // a block does not shorten (float16: warp 95%, blocks 80-89%;
+      // bench/NOTES.md reduce v2)
+      s.key[0] = !is_arg(p.op) && packs > 32 * q.fold * 4 ? 2 : 6;
       s.key[2] = -std::abs(log2_floor(q.group_width) - log2_floor(want));
       s.key[3] = -std::abs(q.fold - 4);
       s.key[4] = -q.group_width;  // at equal fit: more rows per warp, fewer shuffles
@@ -85,17 +88,23 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       return s;
     }
     case Tier::split:
+      // 8 packs in flight a thread, 256 threads: within 3% of the best
+      // split on 128 x 2^20 and 2^28 elements, float32 and float16
+      // (bench/NOTES.md reduce v2)
       s.key[0] = 3;
-      s.key[2] = -std::abs(q.fold - 4);
-      s.key[3] = -std::abs(q.block_size - 512);
+      s.key[2] = -std::abs(q.fold - 8);
+      s.key[3] = -std::abs(q.block_size - 256);
       return s;
     case Tier::col: {
       const int64_t ipacks = p.inner / q.pack_size;
       s.key[0] = 3;
-      // all lanes on real outputs, then as many as fit
-      s.key[2] = q.lanes <= ipacks ? q.lanes : -q.lanes;
-      s.key[3] = -std::abs(q.block_size - 256);
-      s.key[4] = -std::abs(q.fold - 4);
+      // (64, 4096, 512), bench/NOTES.md reduce v2: about 16 elements in
+      // flight a thread (float16 at fold 4 ran out of registers: 60-72% of
+      // copy, at fold 2 84-91%); 8 lanes (128 bytes of a row) and 512
+      // threads; lanes past inner idle
+      s.key[2] = -std::abs(q.fold * q.pack_size - 16);
+      s.key[3] = q.lanes <= ipacks ? -std::abs(log2_floor(q.lanes) - 3) : -100 - q.lanes;
+      s.key[4] = -std::abs(q.block_size - 512);
       return s;
     }
     case Tier::generic:
