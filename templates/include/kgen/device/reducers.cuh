@@ -134,12 +134,15 @@ struct Arg {
     if (a.v == b.v) return a.i < b.i ? a : b;
     return (MAX ? a.v > b.v : a.v < b.v) ? a : b;
   }
-  static __device__ __forceinline__ Out finish(Acc a, C) { return a.i; }
-  // In increasing index order a later element replaces the running one
-  // only if strictly better, or the first NaN; the identity (no element
-  // yet, index INT64_MAX) is replaced by anything.
+  // Only a reduction whose every element equals the identity's value
+  // (all -inf for argmax, all +inf for argmin; int32 extremes alike) keeps
+  // the identity's index: its answer is the first element, 0.
+  static __device__ __forceinline__ Out finish(Acc a, C) { return a.i == INT64_MAX ? 0 : a.i; }
+  // In increasing index order a later element replaces the running one only
+  // if strictly better or the first NaN: !(c <= v) is c > v or c NaN, and
+  // a NaN running value is never replaced.
   static __device__ __forceinline__ bool better(C c, const Acc& a) {
-    return !is_nan(a.v) && ((MAX ? c > a.v : c < a.v) || is_nan(c) || a.i == INT64_MAX);
+    return (MAX ? !(c <= a.v) : !(c >= a.v)) && !is_nan(a.v);
   }
   static __device__ __forceinline__ void accumulate(Acc& a, T v, int64_t i) {
     const C c = to_compute(v);
