@@ -104,7 +104,8 @@ double median_us(int reps, int sets, const std::function<void(int)>& fn) {
   cudaEvent_t a, b;
   CUDA_OK(cudaEventCreate(&a));
   CUDA_OK(cudaEventCreate(&b));
-  for (int i = 0; i < 3; ++i) fn(i % sets);
+  // warm-up: clocks up, buffers touched, first-launch costs paid
+  for (int i = 0; i < 10; ++i) fn(i % sets);
   CUDA_OK(cudaDeviceSynchronize());
   std::vector<float> ms(reps);
   for (int i = 0; i < reps; ++i) {

@@ -50,6 +50,22 @@ int main(void) {
     }
     printf("   (row sum %.6f)\n", sum);
   }
+  /* argmax over each row: int64 indices, the first maximum on ties */
+  int64_t idx[ROWS];
+  s = kgen_reduce(KGEN_REDUCE_ARGMAX, KGEN_FLOAT32, ROWS, COLS, 1, x, y, NULL);
+  if (s != KGEN_OK || cudaMemcpy(idx, y, sizeof idx, cudaMemcpyDeviceToHost) != cudaSuccess) {
+    printf("argmax failed: %s\n", kgen_last_error());
+    return 1;
+  }
+  printf("argmax of each row:");
+  for (int r = 0; r < ROWS; ++r) {
+    int first = 0;
+    for (int c = 1; c < COLS; ++c)
+      if (host[r * COLS + c] > host[r * COLS + first]) first = c;
+    ok &= idx[r] == first;
+    printf(" %lld", (long long)idx[r]);
+  }
+  printf("\n");
   cudaFree(x);
   cudaFree(y);
   printf("%s\n", ok ? "matches the CPU reference" : "MISMATCH against the CPU reference");

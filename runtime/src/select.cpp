@@ -1,9 +1,25 @@
 #include "select.hpp"
 
+#include "dtype.hpp"
 #include "registry.hpp"
+#include "status.hpp"
 #include "tuning_db.hpp"
 
 namespace kgen {
+
+kgen_status_t find_named(const char* variant, Family family, kgen_dtype_t dtype,
+                         const VariantInfo** named) {
+  *named = nullptr;
+  if (!variant) return KGEN_OK;
+  *named = Registry::find(variant);
+  if (!*named || (*named)->family != family)
+    return fail(KGEN_ERROR_UNSUPPORTED, "variant: '%s' is not a compiled %s variant", variant,
+                family_name(family));
+  if ((*named)->dtype != dtype)
+    return fail(KGEN_ERROR_INVALID_ARGUMENT, "variant: '%s' is not for dtype %s", variant,
+                dtype_name(dtype));
+  return KGEN_OK;
+}
 
 Selection select_variant(Family family, kgen_dtype_t dtype, const DeviceInfo& device,
                          const void* problem, ScoreFn heuristic) {

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 
+#include "kgen/kgen.h"
 #include "variant.hpp"
 
 namespace kgen {
@@ -30,6 +31,11 @@ struct Selection {
   const VariantInfo* variant = nullptr;
   Source source = Source::generic;
 };
+
+// Host-only: the variant a caller named (null: none) must be a compiled
+// variant of this family and dtype; *named is null when none was named.
+kgen_status_t find_named(const char* variant, Family family, kgen_dtype_t dtype,
+                         const VariantInfo** named);
 
 Selection select_variant(Family family, kgen_dtype_t dtype, const DeviceInfo& device,
                          const void* problem, ScoreFn heuristic);

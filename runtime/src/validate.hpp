@@ -15,6 +15,11 @@ inline kgen_status_t check_dtype(int dtype) {
   return KGEN_OK;
 }
 
+// Whether p is aligned to `bytes` (capability checks of wide accesses).
+inline bool aligned_to(const void* p, int64_t bytes) {
+  return reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(bytes) == 0;
+}
+
 // Families defined on floating point only (softmax).
 inline kgen_status_t check_float_dtype(int dtype) {
   if (kgen_status_t st = check_dtype(dtype)) return st;

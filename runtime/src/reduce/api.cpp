@@ -58,18 +58,6 @@ kgen_status_t validate_host(kgen_reduce_op_t op, kgen_dtype_t dtype, int64_t out
   return KGEN_OK;
 }
 
-kgen_status_t find_named(const char* variant, kgen_dtype_t dtype, const VariantInfo** named) {
-  *named = nullptr;
-  if (!variant) return KGEN_OK;
-  *named = Registry::find(variant);
-  if (!*named || (*named)->family != Family::reduce)
-    return fail(KGEN_ERROR_UNSUPPORTED, "variant: '%s' is not a compiled reduce variant", variant);
-  if ((*named)->dtype != dtype)
-    return fail(KGEN_ERROR_INVALID_ARGUMENT, "variant: '%s' is not for dtype %s", variant,
-                dtype_name(dtype));
-  return KGEN_OK;
-}
-
 // With p->device set: checks the pointers (not while the stream is being
 // captured: those queries are not capture-safe), then takes the named
 // variant if it supports the problem, or selects one.
@@ -107,7 +95,7 @@ kgen_status_t run(const char* variant, kgen_reduce_op_t op, kgen_dtype_t dtype, 
   const VariantInfo *named = nullptr, *v = nullptr;
   bool empty = false, capturing = false;
   KGEN_TRY(validate_host(op, dtype, outer, reduce, inner, x, out, &p, &empty));
-  KGEN_TRY(find_named(variant, dtype, &named));
+  KGEN_TRY(find_named(variant, Family::reduce, dtype, &named));
   if (empty) return succeed();
   KGEN_TRY(current_device(&p.device));
   KGEN_TRY(check_stream(stream, &capturing));

@@ -13,6 +13,7 @@
 #include <cstdlib>
 
 #include "dtype.hpp"
+#include "validate.hpp"
 #include "kgen_params.gen.hpp"
 #include "reduce/problem.hpp"
 
@@ -22,10 +23,6 @@ namespace {
 
 using Params = gen::ReduceParams;
 using Tier = gen::ReduceTier;
-
-bool aligned(const void* p, int64_t bytes) {
-  return reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(bytes) == 0;
-}
 
 int log2_floor(int64_t v) {
   int l = 0;
@@ -44,7 +41,7 @@ bool supports(const VariantInfo& v, const void* problem) {
   if (q.tier == Tier::generic) return true;
   const int64_t contiguous = row_tier(q.tier) ? p.reduce : p.inner;
   if ((q.tier == Tier::col) != (p.inner > 1)) return false;
-  return contiguous % q.pack_size == 0 && aligned(p.x, int64_t{q.pack_size} * dtype_size(p.dtype));
+  return contiguous % q.pack_size == 0 && aligned_to(p.x, int64_t{q.pack_size} * dtype_size(p.dtype));
 }
 
 Score heuristic(const VariantInfo& v, const void* problem) {

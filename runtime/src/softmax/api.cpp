@@ -29,20 +29,6 @@ kgen_status_t validate_host(int log, kgen_dtype_t dtype, int64_t rows, int64_t c
   return KGEN_OK;
 }
 
-// Host-only: the variant a caller named, if any, must be a compiled softmax
-// variant of this dtype.
-kgen_status_t find_named(const char* variant, kgen_dtype_t dtype, const VariantInfo** named) {
-  *named = nullptr;
-  if (!variant) return KGEN_OK;
-  *named = Registry::find(variant);
-  if (!*named || (*named)->family != Family::softmax)
-    return fail(KGEN_ERROR_UNSUPPORTED, "variant: '%s' is not a compiled softmax variant", variant);
-  if ((*named)->dtype != dtype)
-    return fail(KGEN_ERROR_INVALID_ARGUMENT, "variant: '%s' is not for dtype %s", variant,
-                dtype_name(dtype));
-  return KGEN_OK;
-}
-
 // With p->device set: checks the pointers (skipped while the stream is being
 // captured into a graph: the driver queries are not capture-safe), then takes
 // the named variant if it supports the problem, or selects one.
@@ -73,7 +59,7 @@ kgen_status_t run(const char* variant, int log, kgen_dtype_t dtype, int64_t rows
   const VariantInfo *named = nullptr, *v = nullptr;
   bool empty = false, capturing = false;
   KGEN_TRY(validate_host(log, dtype, rows, cols, x, y, &p, &empty));
-  KGEN_TRY(find_named(variant, dtype, &named));
+  KGEN_TRY(find_named(variant, Family::softmax, dtype, &named));
   if (empty) return succeed();
   KGEN_TRY(current_device(&p.device));
   KGEN_TRY(check_stream(stream, &capturing));

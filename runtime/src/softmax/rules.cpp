@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "dtype.hpp"
+#include "validate.hpp"
 #include "kgen_params.gen.hpp"
 #include "softmax/problem.hpp"
 
@@ -21,10 +22,6 @@ namespace {
 
 using Params = gen::SoftmaxParams;
 using Tier = gen::SoftmaxTier;
-
-bool aligned(const void* p, int64_t bytes) {
-  return reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(bytes) == 0;
-}
 
 // Warps an SM keeps resident for the smem tier at this block size.
 int64_t smem_active_warps(const Problem& p, int block) {
@@ -38,7 +35,7 @@ bool supports(const VariantInfo& v, const void* problem) {
   const Params& q = *static_cast<const Params*>(v.params);
   if (v.dtype != p.dtype) return false;
   const int64_t pack_bytes = int64_t{q.pack_size} * dtype_size(p.dtype);
-  if (p.cols % q.pack_size != 0 || !aligned(p.x, pack_bytes) || !aligned(p.y, pack_bytes))
+  if (p.cols % q.pack_size != 0 || !aligned_to(p.x, pack_bytes) || !aligned_to(p.y, pack_bytes))
     return false;
   switch (q.tier) {
     case Tier::warp: {
