@@ -1,5 +1,5 @@
-// The reduction ops as policies: accumulator type, identity, how an element
-// enters (lift), how two accumulators combine, and the output (finish).
+// The reduction ops as policies: accumulator type, identity, how elements
+// enter in index order (accumulate, accumulate_pack), how two accumulators combine, and the output (finish).
 // Combines are order-independent in their result where PyTorch defines one
 // (NaN wins, ties go to the lower index), so every fixed combine order gives
 // PyTorch's answer and a fixed order gives the same bits on every run.
@@ -81,7 +81,6 @@ struct Sum {
   using Acc = C;
   using Out = T;
   static __device__ __forceinline__ Acc identity() { return C(0); }
-  static __device__ __forceinline__ Acc lift(T v, int64_t) { return to_compute(v); }
   static __device__ __forceinline__ Acc combine(Acc a, Acc b) { return add(a, b); }
   static __device__ __forceinline__ Out finish(Acc a, C scale) { return from_compute<T>(a * scale); }
   // elements in increasing index order, one at a time or a pack at a time
@@ -100,7 +99,6 @@ struct Extreme {
   using Acc = C;
   using Out = T;
   static __device__ __forceinline__ Acc identity() { return MAX ? lowest<C>() : highest<C>(); }
-  static __device__ __forceinline__ Acc lift(T v, int64_t) { return to_compute(v); }
   static __device__ __forceinline__ Acc combine(Acc a, Acc b) { return extreme_nan<MAX>(a, b); }
   static __device__ __forceinline__ Out finish(Acc a, C) { return from_compute<T>(a); }
   static __device__ __forceinline__ void accumulate(Acc& a, T v, int64_t) {
@@ -127,7 +125,6 @@ struct Arg {
   static __device__ __forceinline__ Acc identity() {
     return Acc{MAX ? lowest<C>() : highest<C>(), INT64_MAX};
   }
-  static __device__ __forceinline__ Acc lift(T v, int64_t i) { return Acc{to_compute(v), i}; }
   static __device__ __forceinline__ Acc combine(Acc a, Acc b) {
     const bool na = is_nan(a.v), nb = is_nan(b.v);
     if (na || nb) return na && (!nb || a.i < b.i) ? a : b;
