@@ -5,6 +5,8 @@
 //                      [--reps 30] [--variants] [--md FILE] [--csv FILE]
 //   kgen-bench reduce  [--dtypes f32,f16] [--ops sum,max,argmax|all]
 //                      [--reps 30] [--variants] [--md FILE] [--csv FILE]
+//   kgen-bench permute [--dtypes f32,f16] (only the element size matters)
+//                      [--reps 30] [--variants] [--md FILE] [--csv FILE]
 //
 // Each case: warm-up, then `reps` launches each timed with CUDA events; the
 // median is reported.  Inputs are at least 4x the L2 (rotated between sets of
@@ -19,6 +21,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <functional>
 #include <string>
@@ -148,7 +151,7 @@ struct Run {
                 commit().c_str(), kgen_version(), kgen_build_arch(), kgen_build_level());
     std::printf("# GB/s over %s; %% of copy: that over a D2D copy's GB/s (read + write) in the same run\n",
                 traffic.c_str());
-    std::printf("%-12s %-5s %-22s %10s %8s %7s  %s\n", "op", "dtype", "shape", "us", "GB/s", "%copy", "variant");
+    std::printf("%-12s %-5s %-30s %10s %8s %7s  %s\n", "op", "dtype", "shape", "us", "GB/s", "%copy", "variant");
   }
 
   // Sets of buffers that together exceed 4x the L2.
@@ -158,7 +161,7 @@ struct Run {
 
   void add(const Row& r, bool keep, const std::string& note = "") {
     if (keep) rows.push_back(r);
-    std::printf("%-12s %-5s %-22s %10.1f %8.0f %6.1f%%  %s%s\n", r.op.c_str(), r.dtype.c_str(), r.shape.c_str(),
+    std::printf("%-12s %-5s %-30s %10.1f %8.0f %6.1f%%  %s%s\n", r.op.c_str(), r.dtype.c_str(), r.shape.c_str(),
                 r.us, r.gbps, r.pct_copy, r.variant.c_str(), note.c_str());
   }
 
@@ -217,7 +220,22 @@ double copy_gbps(const Run& run, int reps, size_t bytes, kgen_dtype_t d) {
   return 2.0 * bytes / us / 1e3;
 }
 
-// The compiled variants of a family and dtype, the selected one first.
+// A case's reference: times the copy of its `bytes`, prints that row and
+// returns the copy's GB/s.
+double copy_row(Run& run, const Options& o, const std::string& dname, const std::string& shape, size_t bytes,
+                kgen_dtype_t d) {
+  const double copy = copy_gbps(run, o.reps, bytes, d);
+  run.add({"copy", dname, shape, "cudaMemcpyAsync", 2.0 * bytes / copy / 1e3, copy, 100.0}, true);
+  return copy;
+}
+
+// The --dtypes given, else the family's default.
+std::vector<std::string> dtypes_or(const Options& o, std::vector<std::string> fallback) {
+  return o.dtypes.empty() ? fallback : o.dtypes;
+}
+
+// The compiled variants of a family and dtype (any dtype when dname is empty:
+// permute names carry a movement size instead), the selected one first.
 std::vector<std::string> candidates(const char* selected, const char* family, const std::string& dname,
                                     bool all) {
   std::vector<std::string> names = {selected};
@@ -225,7 +243,7 @@ std::vector<std::string> candidates(const char* selected, const char* family, co
   if (all)
     for (int64_t i = 0; i < kgen_variant_count(); ++i) {
       const std::string n = kgen_variant_name(i);
-      const bool of_dtype = n.find(mid) != std::string::npos ||
+      const bool of_dtype = dname.empty() || n.find(mid) != std::string::npos ||
                             (n.size() > end.size() && n.compare(n.size() - end.size(), end.size(), end) == 0);
       if (n != selected && of_dtype && std::string(kgen_variant_family(i)) == family) names.push_back(n);
     }
@@ -286,16 +304,15 @@ bool time_candidates(Run& run, const Options& o, Row base, double copy, int sets
 
 int bench_softmax(const Options& o) {
   Run run("softmax", "2 x tensor bytes (read x, write y)");
-  for (const std::string& dname : o.dtypes.empty() ? std::vector<std::string>{"f32", "f16", "bf16"} : o.dtypes) {
+  for (const std::string& dname : dtypes_or(o, {"f32", "f16", "bf16"})) {
     const kgen_dtype_t d = parse_dtype(dname);
     const int e = kgen_dtype_size(d);
     for (int64_t cols : o.cols) {
       const int64_t rows = std::max<int64_t>(1, static_cast<int64_t>(o.mib * 1048576.0 / (cols * e)));
       const size_t bytes = static_cast<size_t>(rows * cols * e);
       const int sets = run.sets_for(bytes);
-      const double copy = copy_gbps(run, o.reps, bytes, d);
       const std::string shape = std::to_string(rows) + "x" + std::to_string(cols);
-      run.add({"copy", dname, shape, "cudaMemcpyAsync", 2.0 * bytes / copy / 1e3, copy, 100.0}, true);
+      const double copy = copy_row(run, o, dname, shape, bytes, d);
       Buffers b(sets, bytes, bytes, rows * cols, d);
       for (int log = 0; log < 2; ++log) {
         const char* selected = nullptr;
@@ -334,17 +351,16 @@ int bench_reduce(const Options& o) {
   const size_t ws_bytes = size_t{64} << 20;
   void* ws = nullptr;
   CUDA_OK(cudaMalloc(&ws, ws_bytes));
-  for (const std::string& dname : o.dtypes.empty() ? std::vector<std::string>{"f32", "f16"} : o.dtypes) {
+  for (const std::string& dname : dtypes_or(o, {"f32", "f16"})) {
     const kgen_dtype_t d = parse_dtype(dname);
     const int e = kgen_dtype_size(d);
     for (const ReduceCase& c : kReduceCases) {
       const int64_t n = c.outer * c.reduce * c.inner;
       const size_t bytes = static_cast<size_t>(n) * e, out_bytes = static_cast<size_t>(c.outer * c.inner) * 8;
       const int sets = run.sets_for(bytes);
-      const double copy = copy_gbps(run, o.reps, bytes, d);
       const std::string shape = "(" + std::to_string(c.outer) + "," + std::to_string(c.reduce) + "," +
                                 std::to_string(c.inner) + ")";
-      run.add({"copy", dname, shape, "cudaMemcpyAsync", 2.0 * bytes / copy / 1e3, copy, 100.0}, true);
+      const double copy = copy_row(run, o, dname, shape, bytes, d);
       Buffers b(sets, bytes, out_bytes, n, d);
       for (const std::string& opname : ops) {
         const auto it = std::find(all.begin(), all.end(), opname);
@@ -383,11 +399,67 @@ int bench_reduce(const Options& o) {
   return run.write(o);
 }
 
+// The permute family's targets: dst = src.permute(perm).contiguous().
+struct PermuteCase {
+  std::vector<int64_t> shape;
+  std::vector<int> perm;
+};
+const PermuteCase kPermuteCases[] = {
+    {{8192, 8192}, {1, 0}},
+    {{64, 1024, 1024}, {0, 2, 1}},
+    {{32, 512, 16, 128}, {0, 2, 1, 3}},
+    {{64, 64, 128, 128}, {2, 3, 0, 1}},
+    {{8, 16, 16, 16, 16, 64}, {5, 3, 1, 4, 2, 0}},
+    {{256, 3, 512, 512}, {0, 2, 3, 1}},
+};
+
+int bench_permute(const Options& o) {
+  Run run("permute", "2 x tensor bytes (read src once, write dst once)");
+  // only the element size matters; the dtype fills the inputs
+  for (const std::string& dname : dtypes_or(o, {"f32", "f16"})) {
+    const kgen_dtype_t d = parse_dtype(dname);
+    const size_t e = static_cast<size_t>(kgen_dtype_size(d));
+    for (const PermuteCase& c : kPermuteCases) {
+      const int rank = static_cast<int>(c.shape.size());
+      int64_t n = 1;
+      std::string dims, perm;
+      for (int k = 0; k < rank; ++k) {
+        n *= c.shape[k];
+        dims += (k ? "x" : "") + std::to_string(c.shape[k]);
+        perm += (k ? "," : "") + std::to_string(c.perm[k]);
+      }
+      const size_t bytes = static_cast<size_t>(n) * e;
+      const int sets = run.sets_for(bytes);
+      const std::string shape = dims + "->" + perm;
+      const double copy = copy_row(run, o, dname, shape, bytes, d);
+      Buffers b(sets, bytes, bytes, n, d);
+      const char* selected = nullptr;
+      if (kgen_permute_selected(e, rank, c.shape.data(), c.perm.data(), b.xs[0], b.ys[0], &selected) != KGEN_OK) {
+        std::fprintf(stderr, "selection failed: %s\n", kgen_last_error());
+        return 1;
+      }
+      const Row base{"permute", dname, shape, "", 0, 0, 0};
+      // "copy" (an identity after simplification) is no compiled variant:
+      // time it through the selecting call
+      if (!time_candidates(run, o, base, copy, sets, candidates(selected, "permute", "", o.variants),
+                           2.0 * bytes, [&](const char* v, int s) {
+                             return kgen_permute_variant(std::strcmp(v, "copy") == 0 ? nullptr : v, e, rank,
+                                                         c.shape.data(), c.perm.data(), b.xs[s], b.ys[s],
+                                                         nullptr);
+                           }))
+        return 1;
+    }
+  }
+  return run.write(o);
+}
+
 int usage() {
   std::fprintf(stderr,
                "usage: kgen-bench softmax [--dtypes f32,f16,bf16] [--cols 32,128,...] [--mib 512]\n"
                "                          [--reps 30] [--variants] [--md FILE] [--csv FILE]\n"
                "       kgen-bench reduce  [--dtypes f32,f16] [--ops sum,max,argmax|all]\n"
+               "                          [--reps 30] [--variants] [--md FILE] [--csv FILE]\n"
+               "       kgen-bench permute [--dtypes f32,f16] (only the element size matters)\n"
                "                          [--reps 30] [--variants] [--md FILE] [--csv FILE]\n");
   return 2;
 }
@@ -397,7 +469,7 @@ int usage() {
 int main(int argc, char** argv) {
   if (argc < 2) return usage();
   const std::string family = argv[1];
-  if (family != "softmax" && family != "reduce") return usage();
+  if (family != "softmax" && family != "reduce" && family != "permute") return usage();
   Options o;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
@@ -420,5 +492,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "kgen-bench: no CUDA device\n");
     return 77;
   }
-  return family == "softmax" ? bench_softmax(o) : bench_reduce(o);
+  return family == "softmax" ? bench_softmax(o) : family == "reduce" ? bench_reduce(o) : bench_permute(o);
 }

@@ -66,6 +66,19 @@ int main(void) {
     printf(" %lld", (long long)idx[r]);
   }
   printf("\n");
+  /* transpose: (ROWS, COLS) -> (COLS, ROWS) */
+  const int64_t shape[2] = {ROWS, COLS};
+  const int perm[2] = {1, 0};
+  s = kgen_permute(sizeof(float), 2, shape, perm, x, y, NULL);
+  if (s != KGEN_OK || cudaMemcpy(out, y, sizeof out, cudaMemcpyDeviceToHost) != cudaSuccess) {
+    printf("permute failed: %s\n", kgen_last_error());
+    return 1;
+  }
+  int transposed = 1;
+  for (int r = 0; r < ROWS; ++r)
+    for (int c = 0; c < COLS; ++c) transposed &= out[c * ROWS + r] == host[r * COLS + c];
+  ok &= transposed;
+  printf("transpose of the matrix: %s\n", transposed ? "exact" : "WRONG");
   cudaFree(x);
   cudaFree(y);
   printf("%s\n", ok ? "matches the CPU reference" : "MISMATCH against the CPU reference");

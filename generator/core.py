@@ -101,12 +101,16 @@ def enumerate_op(op_module, arch: str, level: str, dtypes: Sequence[str],
     if level not in LEVELS:
         raise ValueError(f"level must be one of {', '.join(LEVELS)}, got {level!r}")
     pattern = re.compile(kernels) if kernels else None
+    # an op with its own element table (permute: movement sizes) is not
+    # filtered by dtype: its generic variants serve every dtype
+    table = getattr(op_module, "ELEMENTS", None)
     result = []
     for tier in op_module.TIERS:
         for short in op_module.DTYPES:
-            if short not in dtypes:
+            if table is None and short not in dtypes:
                 continue
-            for v in enumerate_tier(op_module.OP, tier, DTYPES[short], arch, level):
+            element = table[short] if table is not None else DTYPES[short]
+            for v in enumerate_tier(op_module.OP, tier, element, arch, level):
                 if pattern is None or v.generic or pattern.search(v.name):
                     result.append(v)
     names = [v.name for v in result]

@@ -7,18 +7,16 @@
 namespace kgen {
 namespace {
 
-constexpr int kFamilies = 2;  // Family enumerators
-constexpr int kDtypes = 5;    // kgen_dtype_t enumerators
 
 struct Index {
   std::vector<const VariantInfo*> all;
-  std::vector<const VariantInfo*> by_family_dtype[kFamilies][kDtypes];
+  std::vector<const VariantInfo*> by_family_element[kFamilies][kElementKeys];
   std::unordered_map<std::string_view, const VariantInfo*> by_name;
 
   Index() {
     all.assign(gen::kRegistry, gen::kRegistry + gen::kRegistrySize);
     for (const VariantInfo* v : all) {
-      by_family_dtype[static_cast<int>(v->family)][v->dtype].push_back(v);
+      by_family_element[static_cast<int>(v->family)][v->element].push_back(v);
       by_name.emplace(v->name, v);
     }
   }
@@ -35,14 +33,15 @@ const char* family_name(Family f) {
   switch (f) {
     case Family::softmax: return "softmax";
     case Family::reduce: return "reduce";
+    case Family::permute: return "permute";
   }
   return "unknown";
 }
 
 const std::vector<const VariantInfo*>& Registry::all() { return index().all; }
 
-const std::vector<const VariantInfo*>& Registry::of(Family family, kgen_dtype_t dtype) {
-  return index().by_family_dtype[static_cast<int>(family)][dtype];
+const std::vector<const VariantInfo*>& Registry::of(Family family, int element) {
+  return index().by_family_element[static_cast<int>(family)][element];
 }
 
 const VariantInfo* Registry::find(std::string_view name) {

@@ -13,8 +13,9 @@ namespace kgen {
 struct Registry {
   // every compiled variant, in generator order
   static const std::vector<const VariantInfo*>& all();
-  // the variants of one family and dtype, in generator order
-  static const std::vector<const VariantInfo*>& of(Family family, kgen_dtype_t dtype);
+  // the variants of one family and element (a dtype, or a movement_key), in
+  // generator order
+  static const std::vector<const VariantInfo*>& of(Family family, int element);
   // nullptr when no compiled variant has this name
   static const VariantInfo* find(std::string_view name);
 };

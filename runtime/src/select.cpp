@@ -15,21 +15,21 @@ kgen_status_t find_named(const char* variant, Family family, kgen_dtype_t dtype,
   if (!*named || (*named)->family != family)
     return fail(KGEN_ERROR_UNSUPPORTED, "variant: '%s' is not a compiled %s variant", variant,
                 family_name(family));
-  if ((*named)->dtype != dtype)
+  if ((*named)->element != dtype)
     return fail(KGEN_ERROR_INVALID_ARGUMENT, "variant: '%s' is not for dtype %s", variant,
                 dtype_name(dtype));
   return KGEN_OK;
 }
 
-Selection select_variant(Family family, kgen_dtype_t dtype, const DeviceInfo& device,
+Selection select_variant(Family family, int element, const DeviceInfo& device,
                          const void* problem, ScoreFn heuristic) {
-  if (const VariantInfo* tuned = tuned_variant(family, dtype, device, problem))
+  if (const VariantInfo* tuned = tuned_variant(family, element, device, problem))
     if (tuned->supports(*tuned, problem)) return {tuned, Source::tuning_db};
 
   const VariantInfo* best = nullptr;
   const VariantInfo* generic = nullptr;
   Score best_score = Score::reject();
-  for (const VariantInfo* v : Registry::of(family, dtype)) {
+  for (const VariantInfo* v : Registry::of(family, element)) {
     if (v->generic) {
       if (!generic) generic = v;
       continue;

@@ -37,7 +37,7 @@ struct Selection {
 kgen_status_t find_named(const char* variant, Family family, kgen_dtype_t dtype,
                          const VariantInfo** named);
 
-Selection select_variant(Family family, kgen_dtype_t dtype, const DeviceInfo& device,
+Selection select_variant(Family family, int element, const DeviceInfo& device,
                          const void* problem, ScoreFn heuristic);
 
 }  // namespace kgen

@@ -2,7 +2,7 @@
 
 namespace kgen {
 
-const VariantInfo* tuned_variant(Family, kgen_dtype_t, const DeviceInfo&, const void*) {
+const VariantInfo* tuned_variant(Family, int, const DeviceInfo&, const void*) {
   return nullptr;  // no database compiled in: the heuristic decides
 }
 

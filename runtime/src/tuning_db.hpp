@@ -7,7 +7,7 @@
 
 namespace kgen {
 
-const VariantInfo* tuned_variant(Family family, kgen_dtype_t dtype, const DeviceInfo& device,
+const VariantInfo* tuned_variant(Family family, int element, const DeviceInfo& device,
                                  const void* problem);
 
 }  // namespace kgen

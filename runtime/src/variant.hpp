@@ -12,8 +12,14 @@
 
 namespace kgen {
 
-enum class Family : int { softmax = 0, reduce = 1 };
+enum class Family : int { softmax = 0, reduce = 1, permute = 2 };
+constexpr int kFamilies = 3;
 const char* family_name(Family f);
+
+// What a variant is compiled for: a kgen_dtype_t for the typed families;
+// for permute, which only moves bytes, movement_key(bytes per unit).
+constexpr int movement_key(int bytes) { return 16 + bytes; }  // past every kgen_dtype_t
+constexpr int kElementKeys = movement_key(16) + 1;
 
 // Read once per device (runtime/src/device.cpp); fake ones in host tests.
 struct DeviceInfo {
@@ -31,7 +37,7 @@ struct DeviceInfo {
 struct VariantInfo {
   const char* name;          // the canonical variant name
   Family family;
-  kgen_dtype_t dtype;
+  int element;               // kgen_dtype_t, or movement_key(bytes) for permute
   const void* params;        // the family's generated params struct
   bool generic;              // supports every valid problem of its dtype
   // capability, decided from the real problem (pointers, extents, device)

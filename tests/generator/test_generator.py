@@ -11,7 +11,7 @@ from generator.core import ARCHES, enumerate_op
 from generator.dtypes import DTYPES
 from generator.emit import output_names, render_all
 from generator.ops import load_ops
-from generator.ops import reduce, softmax
+from generator.ops import permute, reduce, softmax
 
 ALL = softmax.DTYPES
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,7 +22,7 @@ def names(level="default", arch="sm_90", kernels=None, dtypes=ALL):
 
 
 def test_ops_are_discovered():
-    assert [m.OP for m in load_ops()] == ["reduce", "softmax"]
+    assert [m.OP for m in load_ops()] == ["permute", "reduce", "softmax"]
 
 
 def test_enumeration_is_deterministic_and_unique():
@@ -148,3 +148,23 @@ def test_reduce_templates_instantiate_the_launchers(tmp_path):
     assert "launch_col<__half, 8, 4, 8, 256>" in read("reduce_col_f16_l8_b256_p8_u4")
     assert "launch_block<int, 4, 4, 256, 2, false>" in read("reduce_block_i32_b256_p4_u4_unroll")
     assert "launch_generic<__nv_bfloat16>" in read("reduce_generic_bf16")
+
+
+def test_permute_space_is_per_movement_size_and_ignores_the_dtype_filter():
+    for level in ("default", "full"):
+        vs = enumerate_op(permute, "sm_90", level, ["f32"])  # a dtype filter does not apply
+        for m in ("b1", "b2", "b4", "b8", "b16"):
+            assert f"permute_generic_{m}" in [v.name for v in vs]
+        for v in vs:
+            p = v.param_dict
+            assert v.name.split("_")[:3] == ["permute", v.tier.name, v.dtype.short]
+            if v.tier.name == "tile":
+                assert p["pack"] * v.dtype.size <= 16
+                assert p["ti"] % p["pack"] == 0 and p["tj"] % p["pack"] == 0
+                assert p["ti"] * p["tj"] * v.dtype.size <= 32 * 1024  # static shared memory
+                assert (p["ti"] // p["pack"]) * (p["tj"] // p["pack"]) >= permute.BLOCK
+            if v.tier.name == "elem":
+                assert 2 <= p["rank"] <= 8
+    default = {v.name for v in enumerate_op(permute, "sm_90", "default", [])}
+    full = {v.name for v in enumerate_op(permute, "sm_90", "full", [])}
+    assert default < full

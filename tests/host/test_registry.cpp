@@ -30,7 +30,7 @@ TEST_CASE("every softmax dtype has exactly one generic variant, whatever the lev
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16, KGEN_FLOAT64}) {
     int generic = 0;
     for (const kgen::VariantInfo* v : Registry::of(Family::softmax, d)) {
-      CHECK(v->dtype == d);
+      CHECK(v->element == d);
       CHECK(v->family == Family::softmax);
       const auto& p = *static_cast<const kgen::gen::SoftmaxParams*>(v->params);
       if (v->generic) {

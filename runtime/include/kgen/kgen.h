@@ -114,6 +114,34 @@ KGEN_API kgen_status_t kgen_reduce_variant(const char* variant, kgen_reduce_op_t
                                            void* workspace, size_t workspace_bytes,
                                            kgen_stream_t stream);
 
+/* ---- permute family ----------------------------------------------------- */
+/* dst = src.permute(perm).contiguous() for a contiguous (row-major) src of
+ * `rank` dims (0 to 8) with extents shape[0..rank-1] >= 0, elements of
+ * elem_size bytes (1, 2, 4, 8, 16 for the usual dtypes; any size >= 1 works).
+ * dst dim k is src dim perm[k]; perm must be a permutation of 0..rank-1.
+ * An empty tensor is a no-op.  src and dst may not overlap.  Any alignment
+ * works: the widest unit (up to 16 bytes) that both pointers and the
+ * preserved innermost bytes allow is moved.  A permutation that is the
+ * identity once size-1 dims are dropped is a device-to-device copy. */
+KGEN_API kgen_status_t kgen_permute(size_t elem_size, int rank, const int64_t* shape,
+                                    const int* perm, const void* src, void* dst,
+                                    kgen_stream_t stream);
+
+/* The variant kgen_permute would run for these arguments ("copy" for a
+ * plain copy, "" for an empty tensor).  *variant stays valid for the life
+ * of the process. */
+KGEN_API kgen_status_t kgen_permute_selected(size_t elem_size, int rank, const int64_t* shape,
+                                             const int* perm, const void* src, const void* dst,
+                                             const char** variant);
+
+/* kgen_permute with a chosen variant (NULL selects as kgen_permute does).  The
+ * problem is simplified for the variant's unit size; a named variant that is
+ * not compiled in, or that cannot run the result, gives
+ * KGEN_ERROR_UNSUPPORTED.  For tests, benchmarks and tuning. */
+KGEN_API kgen_status_t kgen_permute_variant(const char* variant, size_t elem_size, int rank,
+                                            const int64_t* shape, const int* perm,
+                                            const void* src, void* dst, kgen_stream_t stream);
+
 /* ---- registry introspection -------------------------------------------- */
 KGEN_API int64_t kgen_variant_count(void);
 /* NULL when index is out of range */

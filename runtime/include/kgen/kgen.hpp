@@ -72,6 +72,17 @@ void reduce(kgen_reduce_op_t op, int64_t outer, int64_t reduce_, int64_t inner, 
   reduce(op, dtype_of<T>::value, outer, reduce_, inner, x, out, stream);
 }
 
+// dst = src.permute(perm).contiguous(); shape and perm have rank entries.
+inline void permute(size_t elem_size, int rank, const int64_t* shape, const int* perm,
+                    const void* src, void* dst, kgen_stream_t stream = nullptr) {
+  check(kgen_permute(elem_size, rank, shape, perm, src, dst, stream));
+}
+template <class T>
+void permute(int rank, const int64_t* shape, const int* perm, const T* src, T* dst,
+             kgen_stream_t stream = nullptr) {
+  permute(sizeof(T), rank, shape, perm, src, dst, stream);
+}
+
 inline std::string version() { return kgen_version(); }
 
 }  // namespace kgen

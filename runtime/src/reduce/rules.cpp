@@ -37,7 +37,7 @@ bool row_tier(Tier t) { return t == Tier::thread || t == Tier::warp || t == Tier
 bool supports(const VariantInfo& v, const void* problem) {
   const Problem& p = *static_cast<const Problem*>(problem);
   const Params& q = *static_cast<const Params*>(v.params);
-  if (v.dtype != p.dtype) return false;
+  if (v.element != p.dtype) return false;
   if (q.tier == Tier::generic) return true;
   const int64_t contiguous = row_tier(q.tier) ? p.reduce : p.inner;
   if ((q.tier == Tier::col) != (p.inner > 1)) return false;

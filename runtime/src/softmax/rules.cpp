@@ -33,7 +33,7 @@ int64_t smem_active_warps(const Problem& p, int block) {
 bool supports(const VariantInfo& v, const void* problem) {
   const Problem& p = *static_cast<const Problem*>(problem);
   const Params& q = *static_cast<const Params*>(v.params);
-  if (v.dtype != p.dtype) return false;
+  if (v.element != p.dtype) return false;
   const int64_t pack_bytes = int64_t{q.pack_size} * dtype_size(p.dtype);
   if (p.cols % q.pack_size != 0 || !aligned_to(p.x, pack_bytes) || !aligned_to(p.y, pack_bytes))
     return false;
