@@ -46,4 +46,17 @@ Selection select_variant(Family family, int element, const DeviceInfo& device,
   return {generic, Source::generic};
 }
 
+kgen_status_t choose_variant(const VariantInfo* named, Family family, int element,
+                             const DeviceInfo& device, const void* problem, ScoreFn heuristic,
+                             DescribeFn describe, const VariantInfo** chosen) {
+  *chosen = named ? named : select_variant(family, element, device, problem, heuristic).variant;
+  if (*chosen && (!named || named->supports(*named, problem))) return KGEN_OK;
+  char text[160];
+  describe(problem, text, sizeof text);
+  *chosen = nullptr;
+  if (named)
+    return fail(KGEN_ERROR_UNSUPPORTED, "variant: '%s' cannot run %s", named->name, text);
+  return fail(KGEN_ERROR_INTERNAL, "no generic %s variant can run %s", family_name(family), text);
+}
+
 }  // namespace kgen

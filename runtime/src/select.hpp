@@ -40,4 +40,16 @@ kgen_status_t find_named(const char* variant, Family family, kgen_dtype_t dtype,
 Selection select_variant(Family family, int element, const DeviceInfo& device,
                          const void* problem, ScoreFn heuristic);
 
+// Writes a short description of a family's problem ("rows=4 cols=7") for
+// error messages; called only on failure.
+using DescribeFn = void (*)(const void* problem, char* text, int size);
+
+// Every entry point's last step before launching: the named variant if
+// there is one (an error naming `variant` and the problem when it cannot run
+// it), else select_variant's choice (an internal error if not even a
+// generic variant of this element is compiled in).
+kgen_status_t choose_variant(const VariantInfo* named, Family family, int element,
+                             const DeviceInfo& device, const void* problem, ScoreFn heuristic,
+                             DescribeFn describe, const VariantInfo** chosen);
+
 }  // namespace kgen

@@ -170,6 +170,29 @@ TEST_CASE("permute selection: identities are copies, the rest kernels", "[permut
   CHECK(std::string(name).rfind("permute_", 0) == 0);
 }
 
+TEST_CASE("permute: bad arguments write nothing", "[permute]") {
+  const int64_t shape[] = {8, 16, 4};
+  const int repeat[] = {2, 0, 2}, perm[] = {2, 0, 1};
+  const int64_t negative[] = {8, -16, 4};
+  const size_t bytes = 8 * 16 * 4 * 4;
+  test::DeviceBuffer src(2 * bytes), dst(bytes);
+  CUDA_REQUIRE(cudaMemset(src.ptr, 0x11, src.bytes));
+  CUDA_REQUIRE(cudaMemset(dst.ptr, kPoison, dst.bytes));
+  CHECK(kgen_permute(4, 3, shape, repeat, src.ptr, dst.ptr, nullptr) == KGEN_ERROR_INVALID_ARGUMENT);
+  CHECK(kgen_permute(4, 3, negative, perm, src.ptr, dst.ptr, nullptr) == KGEN_ERROR_INVALID_ARGUMENT);
+  CHECK(kgen_permute(4, 3, shape, perm, src.ptr, nullptr, nullptr) == KGEN_ERROR_INVALID_ARGUMENT);
+  // dst inside src: the overlap is refused, and src (the would-be dst) keeps its bytes
+  CHECK(kgen_permute(4, 3, shape, perm, src.ptr, src.at(bytes / 2), nullptr) == KGEN_ERROR_INVALID_ARGUMENT);
+  CUDA_REQUIRE(cudaDeviceSynchronize());
+  std::vector<unsigned char> got(dst.bytes), in(src.bytes);
+  CUDA_REQUIRE(cudaMemcpy(got.data(), dst.ptr, dst.bytes, cudaMemcpyDeviceToHost));
+  CUDA_REQUIRE(cudaMemcpy(in.data(), src.ptr, src.bytes, cudaMemcpyDeviceToHost));
+  size_t changed = 0;
+  for (unsigned char b : got) changed += b != kPoison;
+  for (unsigned char b : in) changed += b != 0x11;
+  CHECK(changed == 0);
+}
+
 TEST_CASE("permute past 2^31 elements (int64 offsets)", "[permute][huge]") {
   // (2, 2^30 + 1) bytes -> (1, 0): 2^31 + 2 elements
   const int64_t cols = (int64_t{1} << 30) + 1;

@@ -1,4 +1,6 @@
 // kgen_permute and friends: validate, simplify, select, launch (or copy).
+#include <cstdio>
+
 #include "device.hpp"
 #include "permute/problem.hpp"
 #include "registry.hpp"
@@ -71,6 +73,13 @@ kgen_status_t find_variant(const char* name, const VariantInfo** named, int* max
   return KGEN_OK;
 }
 
+void describe(const void* problem, char* text, int size) {
+  const Shape& s = static_cast<const Problem*>(problem)->shape;
+  std::snprintf(text, size,
+                "this permutation (rank %d in %d-byte units once simplified) with these pointers",
+                s.rank, s.movement);
+}
+
 // With p->device set: checks the pointers (not while capturing), then takes
 // the named variant if it supports the problem, or selects one; *chosen is
 // null for a plain copy.
@@ -81,22 +90,9 @@ kgen_status_t choose(const VariantInfo* named, bool check_pointers, Problem* p,
     KGEN_TRY(check_device_pointer(p->dst, *p->device, "dst"));
   }
   *chosen = nullptr;
-  if (named) {
-    if (!named->supports(*named, p))
-      return fail(KGEN_ERROR_UNSUPPORTED,
-                  "variant: '%s' cannot run this permutation (rank %d, %d-byte units after "
-                  "simplification) with these pointers",
-                  named->name, p->shape.rank, p->shape.movement);
-    *chosen = named;
-    return KGEN_OK;
-  }
-  if (is_copy(p->shape)) return KGEN_OK;
-  *chosen = select_variant(Family::permute, movement_key(p->shape.movement), *p->device, p,
-                           &heuristic).variant;
-  if (!*chosen)
-    return fail(KGEN_ERROR_INTERNAL, "no generic permute variant for %d-byte units is compiled in",
-                p->shape.movement);
-  return KGEN_OK;
+  if (!named && is_copy(p->shape)) return KGEN_OK;
+  return choose_variant(named, Family::permute, movement_key(p->shape.movement), *p->device, p,
+                        &heuristic, &describe, chosen);
 }
 
 kgen_status_t run(const char* variant, size_t elem_size, int rank, const int64_t* shape,

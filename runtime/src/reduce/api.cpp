@@ -1,6 +1,7 @@
 // kgen_reduce and friends: validate, build the problem, select, provide the
 // workspace, launch.
 #include <algorithm>
+#include <cstdio>
 
 #include "device.hpp"
 #include "reduce/problem.hpp"
@@ -58,6 +59,13 @@ kgen_status_t validate_host(kgen_reduce_op_t op, kgen_dtype_t dtype, int64_t out
   return KGEN_OK;
 }
 
+void describe(const void* problem, char* text, int size) {
+  const Problem& p = *static_cast<const Problem*>(problem);
+  std::snprintf(text, size, "%s %s outer=%lld reduce=%lld inner=%lld with these pointers",
+                op_name(p.op), dtype_name(p.dtype), static_cast<long long>(p.outer),
+                static_cast<long long>(p.reduce), static_cast<long long>(p.inner));
+}
+
 // With p->device set: checks the pointers (not while the stream is being
 // captured: those queries are not capture-safe), then takes the named
 // variant if it supports the problem, or selects one.
@@ -67,20 +75,7 @@ kgen_status_t choose(const VariantInfo* named, bool check_pointers, Problem* p,
     if (p->outer * p->reduce * p->inner > 0) KGEN_TRY(check_device_pointer(p->x, *p->device, "x"));
     KGEN_TRY(check_device_pointer(p->out, *p->device, "out"));
   }
-  if (named) {
-    if (!named->supports(*named, p))
-      return fail(KGEN_ERROR_UNSUPPORTED,
-                  "variant: '%s' cannot run outer=%lld reduce=%lld inner=%lld with these pointers",
-                  named->name, static_cast<long long>(p->outer), static_cast<long long>(p->reduce),
-                  static_cast<long long>(p->inner));
-    *chosen = named;
-    return KGEN_OK;
-  }
-  *chosen = select_variant(Family::reduce, p->dtype, *p->device, p, &heuristic).variant;
-  if (!*chosen)
-    return fail(KGEN_ERROR_INTERNAL, "no generic reduce variant for %s is compiled in",
-                dtype_name(p->dtype));
-  return KGEN_OK;
+  return choose_variant(named, Family::reduce, p->dtype, *p->device, p, &heuristic, &describe, chosen);
 }
 
 kgen_status_t cuda_failure(const char* what, const VariantInfo* v, cudaError_t err) {

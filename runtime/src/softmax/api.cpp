@@ -1,4 +1,5 @@
 // kgen_softmax and friends: validate, build the problem, select, launch.
+#include <cstdio>
 #include <cstring>
 
 #include "device.hpp"
@@ -29,6 +30,12 @@ kgen_status_t validate_host(int log, kgen_dtype_t dtype, int64_t rows, int64_t c
   return KGEN_OK;
 }
 
+void describe(const void* problem, char* text, int size) {
+  const Problem& p = *static_cast<const Problem*>(problem);
+  std::snprintf(text, size, "%s rows=%lld cols=%lld with these pointers", dtype_name(p.dtype),
+                static_cast<long long>(p.rows), static_cast<long long>(p.cols));
+}
+
 // With p->device set: checks the pointers (skipped while the stream is being
 // captured into a graph: the driver queries are not capture-safe), then takes
 // the named variant if it supports the problem, or selects one.
@@ -38,19 +45,7 @@ kgen_status_t choose(const VariantInfo* named, bool check_pointers, Problem* p,
     KGEN_TRY(check_device_pointer(p->x, *p->device, "x"));
     KGEN_TRY(check_device_pointer(p->y, *p->device, "y"));
   }
-  if (named) {
-    if (!named->supports(*named, p))
-      return fail(KGEN_ERROR_UNSUPPORTED,
-                  "variant: '%s' cannot run rows=%lld cols=%lld with these pointers", named->name,
-                  static_cast<long long>(p->rows), static_cast<long long>(p->cols));
-    *chosen = named;
-    return KGEN_OK;
-  }
-  *chosen = select_variant(Family::softmax, p->dtype, *p->device, p, &heuristic).variant;
-  if (!*chosen)
-    return fail(KGEN_ERROR_INTERNAL, "no generic softmax variant for %s is compiled in",
-                dtype_name(p->dtype));
-  return KGEN_OK;
+  return choose_variant(named, Family::softmax, p->dtype, *p->device, p, &heuristic, &describe, chosen);
 }
 
 kgen_status_t run(const char* variant, int log, kgen_dtype_t dtype, int64_t rows, int64_t cols,
