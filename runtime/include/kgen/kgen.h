@@ -117,7 +117,7 @@ KGEN_API kgen_status_t kgen_reduce_variant(const char* variant, kgen_reduce_op_t
 /* ---- permute family ----------------------------------------------------- */
 /* dst = src.permute(perm).contiguous() for a contiguous (row-major) src of
  * `rank` dims (0 to 8) with extents shape[0..rank-1] >= 0, elements of
- * elem_size bytes (1, 2, 4, 8, 16 for the usual dtypes; any size >= 1 works).
+ * elem_size bytes (1, 2, 4, 8, 16 for the usual dtypes; any size from 1 to 2^30).
  * dst dim k is src dim perm[k]; perm must be a permutation of 0..rank-1.
  * An empty tensor is a no-op.  src and dst may not overlap.  Any alignment
  * works: the widest unit (up to 16 bytes) that both pointers and the
