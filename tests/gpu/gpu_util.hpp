@@ -110,6 +110,32 @@ inline void poison(void* p, size_t bytes, cudaStream_t s = nullptr) {
   CUDA_REQUIRE(cudaMemsetAsync(p, 0xFF, bytes, s));
 }
 
+// Captures call(stream) into a CUDA graph on a fresh stream (the call must
+// succeed while capturing), then replays the graph twice, poisoning `out`
+// before each replay and running check() after it.
+template <class Call, class Check>
+void capture_and_replay(Call call, void* out, size_t out_bytes, Check check) {
+  cudaStream_t st;
+  CUDA_REQUIRE(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  cudaGraph_t graph;
+  CUDA_REQUIRE(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+  const kgen_status_t status = call(st);
+  CUDA_REQUIRE(cudaStreamEndCapture(st, &graph));
+  INFO(kgen_last_error());
+  REQUIRE(status == KGEN_OK);
+  cudaGraphExec_t exec;
+  CUDA_REQUIRE(cudaGraphInstantiate(&exec, graph, 0));
+  for (int rep = 0; rep < 2; ++rep) {
+    poison(out, out_bytes, st);
+    CUDA_REQUIRE(cudaGraphLaunch(exec, st));
+    CUDA_REQUIRE(cudaStreamSynchronize(st));
+    check();
+  }
+  CUDA_REQUIRE(cudaGraphExecDestroy(exec));
+  CUDA_REQUIRE(cudaGraphDestroy(graph));
+  CUDA_REQUIRE(cudaStreamDestroy(st));
+}
+
 struct Tolerance {
   double atol, rtol;
 };

@@ -170,6 +170,27 @@ TEST_CASE("permute selection: identities are copies, the rest kernels", "[permut
   CHECK(std::string(name).rfind("permute_", 0) == 0);
 }
 
+TEST_CASE("permute can be captured into a CUDA graph and replayed", "[permute][graph]") {
+  for (const Case& c : {Case{{64, 1024, 96}, {0, 2, 1}}, Case{{4, 5, 6}, {0, 1, 2}}}) {
+    int64_t n = 1;
+    for (int64_t d : c.shape) n *= d;
+    const size_t bytes = static_cast<size_t>(n) * 4;
+    const std::vector<unsigned char> host = random_bytes(bytes);
+    const std::vector<unsigned char> want = reference(host, c, 4);
+    test::DeviceBuffer src(bytes), dst(bytes);
+    CUDA_REQUIRE(cudaMemcpy(src.ptr, host.data(), bytes, cudaMemcpyHostToDevice));
+    test::capture_and_replay(
+        [&](cudaStream_t st) {
+          return kgen_permute(4, 3, c.shape.data(), c.perm.data(), src.ptr, dst.ptr, st);
+        },
+        dst.ptr, bytes, [&] {
+          std::vector<unsigned char> got(bytes);
+          CUDA_REQUIRE(cudaMemcpy(got.data(), dst.ptr, bytes, cudaMemcpyDeviceToHost));
+          CHECK(got == want);
+        });
+  }
+}
+
 TEST_CASE("permute: bad arguments write nothing", "[permute]") {
   const int64_t shape[] = {8, 16, 4};
   const int repeat[] = {2, 0, 2}, perm[] = {2, 0, 1};

@@ -380,28 +380,16 @@ TEST_CASE("a split reduction can be captured into a CUDA graph and replayed", "[
   const HostTensor x = integer_tensor(KGEN_FLOAT32, s.in());
   const Ref ref = reference(x, s, KGEN_REDUCE_SUM);
   DeviceBuffer dx = upload(x), out(s.out() * 4);
-  cudaStream_t st;
-  CUDA_REQUIRE(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-  cudaGraph_t graph;
-  CUDA_REQUIRE(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-  const kgen_status_t status = kgen_reduce(KGEN_REDUCE_SUM, KGEN_FLOAT32, s.outer, s.reduce, s.inner, dx.ptr, out.ptr, st);
-  CUDA_REQUIRE(cudaStreamEndCapture(st, &graph));
-  INFO(kgen_last_error());
-  REQUIRE(status == KGEN_OK);
-  cudaGraphExec_t exec;
-  CUDA_REQUIRE(cudaGraphInstantiate(&exec, graph, 0));
-  for (int rep = 0; rep < 2; ++rep) {
-    poison(out.ptr, out.bytes, st);
-    CUDA_REQUIRE(cudaGraphLaunch(exec, st));
-    CUDA_REQUIRE(cudaStreamSynchronize(st));
-    HostTensor got(KGEN_FLOAT32, s.out());
-    CUDA_REQUIRE(cudaMemcpy(got.bytes.data(), out.ptr, out.bytes, cudaMemcpyDeviceToHost));
-    std::string first;
-    CHECK(count_mismatches(got, ref.value, tolerance(KGEN_FLOAT32), &first) == 0);
-  }
-  CUDA_REQUIRE(cudaGraphExecDestroy(exec));
-  CUDA_REQUIRE(cudaGraphDestroy(graph));
-  CUDA_REQUIRE(cudaStreamDestroy(st));
+  capture_and_replay(
+      [&](cudaStream_t st) {
+        return kgen_reduce(KGEN_REDUCE_SUM, KGEN_FLOAT32, s.outer, s.reduce, s.inner, dx.ptr, out.ptr, st);
+      },
+      out.ptr, out.bytes, [&] {
+        HostTensor got(KGEN_FLOAT32, s.out());
+        CUDA_REQUIRE(cudaMemcpy(got.bytes.data(), out.ptr, out.bytes, cudaMemcpyDeviceToHost));
+        std::string first;
+        CHECK(count_mismatches(got, ref.value, tolerance(KGEN_FLOAT32), &first) == 0);
+      });
 }
 
 TEST_CASE("a tensor past 2^31 elements (int64 indexing)", "[reduce][huge]") {

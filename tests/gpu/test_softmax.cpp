@@ -248,28 +248,14 @@ TEST_CASE("softmax can be captured into a CUDA graph and replayed", "[softmax][g
     const std::vector<double> want = reference(x, s.rows, s.cols, false);
     DeviceBuffer dx(x.bytes.size()), dy(x.bytes.size());
     CUDA_REQUIRE(cudaMemcpy(dx.ptr, x.bytes.data(), x.bytes.size(), cudaMemcpyHostToDevice));
-    cudaStream_t st;
-    CUDA_REQUIRE(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-    cudaGraph_t graph;
-    CUDA_REQUIRE(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-    const kgen_status_t status = kgen_softmax(KGEN_FLOAT32, s.rows, s.cols, dx.ptr, dy.ptr, st);
-    CUDA_REQUIRE(cudaStreamEndCapture(st, &graph));
-    INFO(kgen_last_error());
-    REQUIRE(status == KGEN_OK);
-    cudaGraphExec_t exec;
-    CUDA_REQUIRE(cudaGraphInstantiate(&exec, graph, 0));
-    for (int rep = 0; rep < 2; ++rep) {
-      poison(dy.ptr, dy.bytes, st);
-      CUDA_REQUIRE(cudaGraphLaunch(exec, st));
-      CUDA_REQUIRE(cudaStreamSynchronize(st));
-      HostTensor got(KGEN_FLOAT32, s.rows * s.cols);
-      CUDA_REQUIRE(cudaMemcpy(got.bytes.data(), dy.ptr, dy.bytes, cudaMemcpyDeviceToHost));
-      std::string first;
-      CHECK(count_mismatches(got, want, tolerance(KGEN_FLOAT32), &first) == 0);
-    }
-    CUDA_REQUIRE(cudaGraphExecDestroy(exec));
-    CUDA_REQUIRE(cudaGraphDestroy(graph));
-    CUDA_REQUIRE(cudaStreamDestroy(st));
+    capture_and_replay(
+        [&](cudaStream_t st) { return kgen_softmax(KGEN_FLOAT32, s.rows, s.cols, dx.ptr, dy.ptr, st); },
+        dy.ptr, dy.bytes, [&] {
+          HostTensor got(KGEN_FLOAT32, s.rows * s.cols);
+          CUDA_REQUIRE(cudaMemcpy(got.bytes.data(), dy.ptr, dy.bytes, cudaMemcpyDeviceToHost));
+          std::string first;
+          CHECK(count_mismatches(got, want, tolerance(KGEN_FLOAT32), &first) == 0);
+        });
   }
 }
 

@@ -306,24 +306,34 @@ cudaError_t launch_group(const void* problem, cudaStream_t stream) {
   });
 }
 
+// For the op's reducer R: provides plan pl's workspace (partials and
+// counters, null without splits), then runs launch(r, partials, counters)
+// and returns the launch's error state.
+template <class T, class Launch>
+cudaError_t with_workspace(const Problem& p, const Plan& pl, cudaStream_t stream, Launch&& launch) {
+  return with_reducer<T>(p.op, [&](auto r) {
+    typename decltype(r)::Acc* partials;
+    unsigned* counters;
+    const cudaError_t err = prepare(p, pl, stream, &partials, &counters);
+    if (err != cudaSuccess) return err;
+    launch(r, partials, counters);
+    return cudaGetLastError();
+  });
+}
+
 template <class T, int P, int U, int BLOCK, int TREE, bool SPLIT>
 cudaError_t launch_block(const void* problem, cudaStream_t stream) {
   const Problem& p = *static_cast<const Problem*>(problem);
   const Plan pl = kgen::reduce::plan_rows(p, BLOCK, P, U, SPLIT);
-  return with_reducer<T>(p.op, [&](auto r) {
+  // splits along x; rows along y (grid-stride past the cap: split plans
+  // have fewer rows than one wave, so each row keeps its own blocks)
+  const int64_t waves = 8 * kgen::reduce::one_wave(*p.device, BLOCK);
+  const dim3 grid(static_cast<unsigned>(pl.splits), capped_grid(p.outer, waves < 65535 ? waves : 65535));
+  return with_workspace<T>(p, pl, stream, [&](auto r, auto* partials, unsigned* counters) {
     using R = decltype(r);
-    typename R::Acc* partials;
-    unsigned* counters;
-    cudaError_t err = prepare(p, pl, stream, &partials, &counters);
-    if (err != cudaSuccess) return err;
-    // splits along x; rows along y (grid-stride past the cap: split plans
-    // have fewer rows than one wave, so each row keeps its own blocks)
-    const int64_t waves = 8 * kgen::reduce::one_wave(*p.device, BLOCK);
-    const dim3 grid(static_cast<unsigned>(pl.splits), capped_grid(p.outer, waves < 65535 ? waves : 65535));
     row_block_kernel<R, T, P, U, BLOCK, static_cast<Tree>(TREE)><<<grid, BLOCK, 0, stream>>>(
         static_cast<const T*>(p.x), static_cast<typename R::Out*>(p.out), p.outer, p.reduce,
         scale_of<R>(p), static_cast<int>(pl.splits), partials, counters);
-    return cudaGetLastError();
   });
 }
 
@@ -331,18 +341,13 @@ template <class T, int P, int U, int LANES, int BLOCK>
 cudaError_t launch_col(const void* problem, cudaStream_t stream) {
   const Problem& p = *static_cast<const Problem*>(problem);
   const Plan pl = kgen::reduce::plan_cols(p, BLOCK, P, U, LANES);
-  return with_reducer<T>(p.op, [&](auto r) {
+  const dim3 grid(capped_grid(pl.groups, pl.splits > 1 ? INT32_MAX : 8 * kgen::reduce::one_wave(*p.device, BLOCK)),
+                  static_cast<unsigned>(pl.splits));
+  return with_workspace<T>(p, pl, stream, [&](auto r, auto* partials, unsigned* counters) {
     using R = decltype(r);
-    typename R::Acc* partials;
-    unsigned* counters;
-    cudaError_t err = prepare(p, pl, stream, &partials, &counters);
-    if (err != cudaSuccess) return err;
-    const dim3 grid(capped_grid(pl.groups, pl.splits > 1 ? INT32_MAX : 8 * kgen::reduce::one_wave(*p.device, BLOCK)),
-                    static_cast<unsigned>(pl.splits));
     col_kernel<R, T, P, U, LANES, BLOCK><<<grid, BLOCK, 0, stream>>>(
         static_cast<const T*>(p.x), static_cast<typename R::Out*>(p.out), p.outer, p.reduce, p.inner,
         scale_of<R>(p), static_cast<int>(pl.splits), partials, counters);
-    return cudaGetLastError();
   });
 }
 
