@@ -7,6 +7,8 @@
 //                      [--reps 30] [--variants] [--md FILE] [--csv FILE]
 //   kgen-bench permute [--dtypes f32,f16] (only the element size matters)
 //                      [--reps 30] [--variants] [--md FILE] [--csv FILE]
+//   kgen-bench expand  [--dtypes f32,f16] [--reps 30] [--variants] [--md FILE] [--csv FILE]
+//   kgen-bench where   [--dtypes f32,f16] [--reps 30] [--variants] [--md FILE] [--csv FILE]
 //
 // Each case: warm-up, then `reps` launches each timed with CUDA events; the
 // median is reported.  Inputs are at least 4x the L2 (rotated between sets of
@@ -70,6 +72,9 @@ kgen_dtype_t parse_dtype(const std::string& s) {
   if (s == "bf16") return KGEN_BFLOAT16;
   if (s == "f64") return KGEN_FLOAT64;
   if (s == "i32") return KGEN_INT32;
+  if (s == "i64") return KGEN_INT64;
+  if (s == "bool") return KGEN_BOOL;
+  if (s == "u8") return KGEN_UINT8;
   std::fprintf(stderr, "unknown dtype %s\n", s.c_str());
   std::exit(2);
 }
@@ -91,6 +96,9 @@ __global__ void fill_random(void* p, int64_t n, int dtype, uint64_t seed) {
       case KGEN_FLOAT32: static_cast<float*>(p)[i] = v; break;
       case KGEN_FLOAT64: static_cast<double*>(p)[i] = v; break;
       case KGEN_INT32: static_cast<int*>(p)[i] = static_cast<int>(v * 1000.0f); break;
+      case KGEN_INT64: static_cast<long long*>(p)[i] = static_cast<long long>(v * 1000.0f); break;
+      case KGEN_BOOL: static_cast<uint8_t*>(p)[i] = v > 0.0f; break;
+      case KGEN_UINT8: static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(static_cast<int>(v * 20.0f)); break;
       case KGEN_FLOAT16: static_cast<uint16_t*>(p)[i] = __half_as_ushort(__float2half_rn(v)); break;
       case KGEN_BFLOAT16: {
         uint32_t bits = __float_as_uint(v);
@@ -453,6 +461,100 @@ int bench_permute(const Options& o) {
   return run.write(o);
 }
 
+// The broadcast family's targets: expand (one input: src) and where (cond,
+// x, y), each input's shape and the output's.
+struct BroadcastCase {
+  std::vector<std::vector<int64_t>> in;
+  std::vector<int64_t> out;
+};
+const BroadcastCase kExpandCases[] = {
+    {{{4096, 1, 4096}}, {4096, 16, 4096}},
+    {{{1, 8192}}, {32768, 8192}},
+    {{{64, 1, 1024, 1}}, {64, 64, 1024, 32}},
+};
+const BroadcastCase kWhereCases[] = {
+    {{{8192, 8192}, {8192, 8192}, {8192, 8192}}, {8192, 8192}},
+    {{{64, 1, 1, 2048}, {64, 16, 2048, 2048}, {}}, {64, 16, 2048, 2048}},
+};
+
+int64_t numel(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string dims_text(const std::vector<int64_t>& shape) {
+  if (shape.empty()) return "()";
+  std::string t;
+  for (size_t k = 0; k < shape.size(); ++k) t += (k ? "x" : "") + std::to_string(shape[k]);
+  return t;
+}
+
+// expand and where: GB/s over the minimum traffic, against a copy of half
+// of it (so that the copy moves as many bytes).
+int bench_broadcast(const Options& o, const std::string& family) {
+  const bool where = family == "where";
+  Run run(family, "the minimum traffic (each input read once, the output written once)");
+  for (const std::string& dname : dtypes_or(o, {"f32", "f16"})) {
+    const kgen_dtype_t d = parse_dtype(dname);
+    const size_t e = static_cast<size_t>(kgen_dtype_size(d));
+    const auto& cases = where ? std::vector<BroadcastCase>(std::begin(kWhereCases), std::end(kWhereCases))
+                              : std::vector<BroadcastCase>(std::begin(kExpandCases), std::end(kExpandCases));
+    for (const BroadcastCase& c : cases) {
+      const int inputs = static_cast<int>(c.in.size());
+      std::vector<size_t> in_bytes(inputs);
+      size_t traffic = numel(c.out) * e;
+      std::string shape;
+      for (int i = 0; i < inputs; ++i) {
+        in_bytes[i] = numel(c.in[i]) * (where && i == 0 ? 1 : e);  // cond: one byte an element
+        traffic += in_bytes[i];
+        shape += (i ? "," : "") + dims_text(c.in[i]);
+      }
+      shape += "->" + dims_text(c.out);
+      const size_t out_bytes = numel(c.out) * e;
+      const int sets = run.sets_for(traffic);
+      const double copy = copy_row(run, o, dname, shape, traffic / 2, d);
+      // per set: the inputs, then the output
+      std::vector<std::vector<void*>> buf(sets, std::vector<void*>(inputs + 1));
+      for (int s = 0; s < sets; ++s) {
+        for (int i = 0; i < inputs; ++i) {
+          CUDA_OK(cudaMalloc(&buf[s][i], std::max<size_t>(in_bytes[i], 1)));
+          fill_random<<<1024, 256>>>(buf[s][i], numel(c.in[i]), where && i == 0 ? KGEN_BOOL : d, 99 + 7 * s + i);
+          CUDA_OK(cudaGetLastError());
+        }
+        CUDA_OK(cudaMalloc(&buf[s][inputs], out_bytes));
+      }
+      const int out_rank = static_cast<int>(c.out.size());
+      auto rank = [&](int i) { return static_cast<int>(c.in[i].size()); };
+      auto launch = [&](const char* v, int s) {
+        const auto& b = buf[s];
+        if (!where)
+          return kgen_expand_variant(std::strcmp(v, "copy") == 0 ? nullptr : v, d, rank(0), c.in[0].data(),
+                                     out_rank, c.out.data(), b[0], b[1], nullptr);
+        return kgen_where_variant(v, d, rank(0), c.in[0].data(), rank(1), c.in[1].data(), rank(2),
+                                  c.in[2].data(), b[0], b[1], b[2], b[3], nullptr);
+      };
+      const char* selected = nullptr;
+      const kgen_status_t st =
+          where ? kgen_where_selected(d, rank(0), c.in[0].data(), rank(1), c.in[1].data(), rank(2),
+                                      c.in[2].data(), buf[0][0], buf[0][1], buf[0][2], buf[0][3], &selected)
+                : kgen_expand_selected(d, rank(0), c.in[0].data(), out_rank, c.out.data(), buf[0][0],
+                                       buf[0][1], &selected);
+      if (st != KGEN_OK) {
+        std::fprintf(stderr, "selection failed: %s\n", kgen_last_error());
+        return 1;
+      }
+      const Row base{family, dname, shape, "", 0, 0, 0};
+      const bool ok = time_candidates(run, o, base, copy, sets, candidates(selected, family.c_str(), "", o.variants),
+                                      static_cast<double>(traffic), launch);
+      for (auto& set : buf)
+        for (void* p : set) cudaFree(p);
+      if (!ok) return 1;
+    }
+  }
+  return run.write(o);
+}
+
 int usage() {
   std::fprintf(stderr,
                "usage: kgen-bench softmax [--dtypes f32,f16,bf16] [--cols 32,128,...] [--mib 512]\n"
@@ -460,7 +562,9 @@ int usage() {
                "       kgen-bench reduce  [--dtypes f32,f16] [--ops sum,max,argmax|all]\n"
                "                          [--reps 30] [--variants] [--md FILE] [--csv FILE]\n"
                "       kgen-bench permute [--dtypes f32,f16] (only the element size matters)\n"
-               "                          [--reps 30] [--variants] [--md FILE] [--csv FILE]\n");
+               "                          [--reps 30] [--variants] [--md FILE] [--csv FILE]\n"
+               "       kgen-bench expand  [--dtypes f32,f16] [--reps 30] [--variants] [--md FILE] [--csv FILE]\n"
+               "       kgen-bench where   [--dtypes f32,f16] [--reps 30] [--variants] [--md FILE] [--csv FILE]\n");
   return 2;
 }
 
@@ -469,7 +573,9 @@ int usage() {
 int main(int argc, char** argv) {
   if (argc < 2) return usage();
   const std::string family = argv[1];
-  if (family != "softmax" && family != "reduce" && family != "permute") return usage();
+  if (family != "softmax" && family != "reduce" && family != "permute" && family != "expand" &&
+      family != "where")
+    return usage();
   Options o;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
@@ -492,5 +598,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "kgen-bench: no CUDA device\n");
     return 77;
   }
-  return family == "softmax" ? bench_softmax(o) : family == "reduce" ? bench_reduce(o) : bench_permute(o);
+  if (family == "softmax") return bench_softmax(o);
+  if (family == "reduce") return bench_reduce(o);
+  if (family == "permute") return bench_permute(o);
+  return bench_broadcast(o, family);
 }

@@ -79,6 +79,31 @@ int main(void) {
     for (int c = 0; c < COLS; ++c) transposed &= out[c * ROWS + r] == host[r * COLS + c];
   ok &= transposed;
   printf("transpose of the matrix: %s\n", transposed ? "exact" : "WRONG");
+  /* where(keep, x, 0): rows whose keep byte is 0 become 0; keep is (ROWS, 1), 0 a scalar */
+  const unsigned char keep[ROWS] = {1, 0, 1, 0};
+  const float zero = 0.0f;
+  const int64_t keep_shape[2] = {ROWS, 1};
+  unsigned char* keep_dev = NULL;
+  float* zero_dev = NULL;
+  if (cudaMalloc((void**)&keep_dev, sizeof keep) != cudaSuccess ||
+      cudaMalloc((void**)&zero_dev, sizeof zero) != cudaSuccess ||
+      cudaMemcpy(keep_dev, keep, sizeof keep, cudaMemcpyHostToDevice) != cudaSuccess ||
+      cudaMemcpy(zero_dev, &zero, sizeof zero, cudaMemcpyHostToDevice) != cudaSuccess) {
+    printf("cuda setup failed\n");
+    return 1;
+  }
+  s = kgen_where(KGEN_FLOAT32, 2, keep_shape, 2, shape, 0, NULL, keep_dev, x, zero_dev, y, NULL);
+  if (s != KGEN_OK || cudaMemcpy(out, y, sizeof out, cudaMemcpyDeviceToHost) != cudaSuccess) {
+    printf("where failed: %s\n", kgen_last_error());
+    return 1;
+  }
+  int masked = 1;
+  for (int r = 0; r < ROWS; ++r)
+    for (int c = 0; c < COLS; ++c) masked &= out[r * COLS + c] == (keep[r] ? host[r * COLS + c] : 0.0f);
+  ok &= masked;
+  printf("where(keep rows 0 and 2, x, 0): %s\n", masked ? "exact" : "WRONG");
+  cudaFree(keep_dev);
+  cudaFree(zero_dev);
   cudaFree(x);
   cudaFree(y);
   printf("%s\n", ok ? "matches the CPU reference" : "MISMATCH against the CPU reference");

@@ -29,7 +29,7 @@ examples/consumer
 
 if [ $gpu = 1 ]; then
   name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1 | tr ' ' '_')
-  for family in softmax reduce permute; do
+  for family in softmax reduce permute expand where; do
     KGEN_COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown) \
       build/bench/kgen-bench "$family" --md "bench/results/${name}_${family}.md" \
       --csv "bench/results/${name}_${family}.csv"

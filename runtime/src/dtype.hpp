@@ -4,7 +4,7 @@
 
 namespace kgen {
 
-inline bool valid_dtype(int d) { return d >= KGEN_FLOAT32 && d <= KGEN_INT32; }
+inline bool valid_dtype(int d) { return d >= KGEN_FLOAT32 && d <= KGEN_UINT8; }
 inline bool floating_dtype(int d) { return d >= KGEN_FLOAT32 && d <= KGEN_FLOAT64; }
 
 inline int dtype_size(kgen_dtype_t d) {
@@ -14,6 +14,9 @@ inline int dtype_size(kgen_dtype_t d) {
     case KGEN_BFLOAT16: return 2;
     case KGEN_FLOAT64: return 8;
     case KGEN_INT32: return 4;
+    case KGEN_INT64: return 8;
+    case KGEN_BOOL: return 1;
+    case KGEN_UINT8: return 1;
   }
   return 0;
 }
@@ -28,6 +31,9 @@ inline const char* dtype_name(kgen_dtype_t d) {
     case KGEN_BFLOAT16: return "bfloat16";
     case KGEN_FLOAT64: return "float64";
     case KGEN_INT32: return "int32";
+    case KGEN_INT64: return "int64";
+    case KGEN_BOOL: return "bool";
+    case KGEN_UINT8: return "uint8";
   }
   return "unknown";
 }

@@ -34,6 +34,8 @@ const char* family_name(Family f) {
     case Family::softmax: return "softmax";
     case Family::reduce: return "reduce";
     case Family::permute: return "permute";
+    case Family::expand: return "expand";
+    case Family::where: return "where";
   }
   return "unknown";
 }

@@ -12,12 +12,13 @@
 
 namespace kgen {
 
-enum class Family : int { softmax = 0, reduce = 1, permute = 2 };
-constexpr int kFamilies = 3;
+enum class Family : int { softmax = 0, reduce = 1, permute = 2, expand = 3, where = 4 };
+constexpr int kFamilies = 5;
 const char* family_name(Family f);
 
 // What a variant is compiled for: a kgen_dtype_t for the typed families;
-// for permute, which only moves bytes, movement_key(bytes per unit).
+// for those that only move bytes (permute, expand, where),
+// movement_key(bytes per unit).
 constexpr int movement_key(int bytes) { return 16 + bytes; }  // past every kgen_dtype_t
 constexpr int kElementKeys = movement_key(16) + 1;
 
@@ -37,7 +38,7 @@ struct DeviceInfo {
 struct VariantInfo {
   const char* name;          // the canonical variant name
   Family family;
-  int element;               // kgen_dtype_t, or movement_key(bytes) for permute
+  int element;               // kgen_dtype_t, or movement_key(bytes) for byte movers
   const void* params;        // the family's generated params struct
   bool generic;              // supports every valid problem of its dtype
   // capability, decided from the real problem (pointers, extents, device)

@@ -11,7 +11,7 @@ from generator.core import ARCHES, enumerate_op
 from generator.dtypes import DTYPES
 from generator.emit import output_names, render_all
 from generator.ops import load_ops
-from generator.ops import permute, reduce, softmax
+from generator.ops import expand, permute, reduce, softmax, where
 
 ALL = softmax.DTYPES
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,7 +22,7 @@ def names(level="default", arch="sm_90", kernels=None, dtypes=ALL):
 
 
 def test_ops_are_discovered():
-    assert [m.OP for m in load_ops()] == ["permute", "reduce", "softmax"]
+    assert [m.OP for m in load_ops()] == ["expand", "permute", "reduce", "softmax", "where"]
 
 
 def test_enumeration_is_deterministic_and_unique():
@@ -168,3 +168,42 @@ def test_permute_space_is_per_movement_size_and_ignores_the_dtype_filter():
     default = {v.name for v in enumerate_op(permute, "sm_90", "default", [])}
     full = {v.name for v in enumerate_op(permute, "sm_90", "full", [])}
     assert default < full
+
+
+@pytest.mark.parametrize("op", [expand, where])
+def test_broadcast_space_packs_ranks_and_index(op):
+    units = {"expand": ("b1", "b2", "b4", "b8", "b16"), "where": ("b1", "b2", "b4", "b8")}[op.OP]
+    for level in ("default", "full"):
+        vs = enumerate_op(op, "sm_90", level, ["f32"])  # a dtype filter does not apply
+        assert sorted({v.dtype.short for v in vs}) == sorted(units)
+        for m in units:
+            assert f"{op.OP}_generic_{m}" in [v.name for v in vs]
+        for v in vs:
+            p = v.param_dict
+            assert p["pack"] * v.dtype.size <= 16  # one vector access per operand
+            if v.tier.name == "elem":
+                assert 2 <= p["rank"] <= 8 and p["index"] in (0, 1)
+                assert v.name == f"{op.OP}_elem_{v.dtype.short}_r{p['rank']}_v{p['pack']}_{('i32', 'i64')[p['index']]}"
+            if v.tier.name == "flat":
+                assert p["rank"] == 1
+            if v.generic:
+                assert (p["rank"], p["pack"], p["index"]) == (0, 1, 1)
+        if level == "default":  # 16-byte packs and pack 1 at every unit size, ranks 2-4
+            for m in units:
+                size = {"b1": 1, "b2": 2, "b4": 4, "b8": 8, "b16": 16}[m]
+                for r in (2, 3, 4):
+                    assert f"{op.OP}_elem_{m}_r{r}_v{16 // size}_i32" in [v.name for v in vs]
+    default = {v.name for v in enumerate_op(op, "sm_90", "default", [])}
+    full = {v.name for v in enumerate_op(op, "sm_90", "full", [])}
+    assert default < full
+    assert any(n.endswith("_i64") for n in full) and any("_r8_" in n for n in full)
+
+
+def test_broadcast_template_instantiates_the_launcher(tmp_path):
+    vs = [v for op in (expand, where) for v in enumerate_op(op, "sm_90", "default", [])]
+    render_all([expand, where], {"expand": [v for v in vs if v.op == "expand"],
+                                 "where": [v for v in vs if v.op == "where"]}, tmp_path, "sm_90", "default")
+    text = (tmp_path / "where_elem_b4_r3_v4_i32.cu").read_text()
+    assert "launch<kgen::device::broadcast::Op::where, uint32_t, 3, 4, false>" in text
+    text = (tmp_path / "expand_generic_b16.cu").read_text()
+    assert "launch<kgen::device::broadcast::Op::expand, uint4, 0, 1, true>" in text

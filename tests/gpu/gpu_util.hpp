@@ -54,6 +54,9 @@ inline const char* dtype_short(kgen_dtype_t d) {
     case KGEN_BFLOAT16: return "bf16";
     case KGEN_FLOAT64: return "f64";
     case KGEN_INT32: return "i32";
+    case KGEN_INT64: return "i64";
+    case KGEN_BOOL: return "bool";
+    case KGEN_UINT8: return "u8";
   }
   return "?";
 }
@@ -72,6 +75,9 @@ struct HostTensor {
       case KGEN_FLOAT16: { __half v; std::memcpy(&v, p, 2); return __half2float(v); }
       case KGEN_BFLOAT16: { __nv_bfloat16 v; std::memcpy(&v, p, 2); return __bfloat162float(v); }
       case KGEN_INT32: { int32_t v; std::memcpy(&v, p, 4); return v; }
+      case KGEN_INT64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
+      case KGEN_BOOL: return *p != 0 ? 1.0 : 0.0;
+      case KGEN_UINT8: return *p;
     }
     return NAN;
   }
@@ -85,6 +91,16 @@ struct HostTensor {
       case KGEN_INT32: {  // wraps like int32 arithmetic
         const int32_t v = static_cast<int32_t>(static_cast<uint32_t>(static_cast<int64_t>(value)));
         std::memcpy(p, &v, 4);
+        break;
+      }
+      case KGEN_INT64: {  // truncates toward zero; NaN and values past the range give 0
+        const int64_t v = std::fabs(value) < 9.2e18 ? static_cast<int64_t>(value) : 0;
+        std::memcpy(p, &v, 8);
+        break;
+      }
+      case KGEN_BOOL: { *p = value != 0 ? 1 : 0; break; }  // NaN is true, as bool(nan)
+      case KGEN_UINT8: {  // wraps like uint8 arithmetic
+        *p = std::fabs(value) < 9.2e18 ? static_cast<unsigned char>(static_cast<int64_t>(value)) : 0;
         break;
       }
     }
@@ -148,6 +164,9 @@ inline Tolerance tolerance(kgen_dtype_t d) {
     case KGEN_FLOAT16: return {2e-5, 2e-3};
     case KGEN_BFLOAT16: return {2e-4, 1.6e-2};
     case KGEN_INT32: return {0, 0};
+    case KGEN_INT64: return {0, 0};
+    case KGEN_BOOL: return {0, 0};
+    case KGEN_UINT8: return {0, 0};
   }
   return {0, 0};
 }

@@ -34,7 +34,10 @@ typedef enum kgen_dtype {
   KGEN_FLOAT16 = 1,
   KGEN_BFLOAT16 = 2,
   KGEN_FLOAT64 = 3,
-  KGEN_INT32 = 4 /* reductions: sum, max, min, argmax, argmin */
+  KGEN_INT32 = 4, /* reductions: sum, max, min, argmax, argmin */
+  KGEN_INT64 = 5, /* the rest: broadcast (expand, where) only   */
+  KGEN_BOOL = 6,  /* one byte, 0 or 1 */
+  KGEN_UINT8 = 7
 } kgen_dtype_t;
 
 typedef struct CUstream_st* kgen_stream_t; /* == cudaStream_t */
@@ -141,6 +144,68 @@ KGEN_API kgen_status_t kgen_permute_selected(size_t elem_size, int rank, const i
 KGEN_API kgen_status_t kgen_permute_variant(const char* variant, size_t elem_size, int rank,
                                             const int64_t* shape, const int* perm,
                                             const void* src, void* dst, kgen_stream_t stream);
+
+/* ---- broadcast family --------------------------------------------------- */
+/* Shapes broadcast as in PyTorch (and NumPy): aligned at their last dims, a
+ * missing leading dim counts as 1, and each dim's sizes must be equal or 1
+ * (a 1 grows to the other size, 0 included).  Every tensor is contiguous
+ * (row-major) and has rank 0 (a scalar) to 8. */
+
+/* The shape `count` (1 to 8) tensors broadcast to: out_shape gets out_rank
+ * (the largest rank) sizes; out_shape must hold 8.  An error names the two
+ * operands and the dim that disagree ("operand 2" is shapes[2]). */
+KGEN_API kgen_status_t kgen_broadcast_shape(int count, const int* ranks,
+                                            const int64_t* const* shapes, int* out_rank,
+                                            int64_t* out_shape);
+
+/* dst = src.expand(dst_shape).contiguous(): dst_rank >= src_rank; leading
+ * dims may be added; a dim of src grows only from size 1; -1 in dst_shape
+ * keeps src's size (not in an added leading dim).  Any dtype; any alignment
+ * (the widest unit, up to 16 bytes, that the pointers and the contiguous
+ * innermost bytes allow is moved).  src and dst may not overlap.  An empty
+ * dst is a no-op; an expand that broadcasts nothing is a device-to-device
+ * copy, a scalar src a fill. */
+KGEN_API kgen_status_t kgen_expand(kgen_dtype_t dtype, int src_rank, const int64_t* src_shape,
+                                   int dst_rank, const int64_t* dst_shape, const void* src,
+                                   void* dst, kgen_stream_t stream);
+/* The variant kgen_expand would run ("copy" for a plain copy, "" for an
+ * empty dst).  *variant stays valid for the life of the process. */
+KGEN_API kgen_status_t kgen_expand_selected(kgen_dtype_t dtype, int src_rank,
+                                            const int64_t* src_shape, int dst_rank,
+                                            const int64_t* dst_shape, const void* src,
+                                            const void* dst, const char** variant);
+/* kgen_expand with a chosen variant (NULL selects as kgen_expand does).  The
+ * problem is simplified for the variant's unit size; a variant that is not
+ * compiled in, or that cannot run the result, gives KGEN_ERROR_UNSUPPORTED. */
+KGEN_API kgen_status_t kgen_expand_variant(const char* variant, kgen_dtype_t dtype, int src_rank,
+                                           const int64_t* src_shape, int dst_rank,
+                                           const int64_t* dst_shape, const void* src, void* dst,
+                                           kgen_stream_t stream);
+
+/* out = torch.where(cond, x, y): out[i] = cond[i] ? x[i] : y[i] with cond, x
+ * and y broadcast to one shape (kgen_broadcast_shape of the three); out is
+ * that shape, contiguous.  cond holds one byte an element (bool or uint8:
+ * nonzero selects x); x, y and out hold `dtype` (any dtype; values are
+ * copied bit for bit) and must be aligned to it.  out may be x or y itself
+ * when that input has out's shape; any other overlap of out with an input is
+ * rejected.  An empty out is a no-op. */
+KGEN_API kgen_status_t kgen_where(kgen_dtype_t dtype, int cond_rank, const int64_t* cond_shape,
+                                  int x_rank, const int64_t* x_shape, int y_rank,
+                                  const int64_t* y_shape, const void* cond, const void* x,
+                                  const void* y, void* out, kgen_stream_t stream);
+/* The variant kgen_where would run ("" for an empty out). */
+KGEN_API kgen_status_t kgen_where_selected(kgen_dtype_t dtype, int cond_rank,
+                                           const int64_t* cond_shape, int x_rank,
+                                           const int64_t* x_shape, int y_rank,
+                                           const int64_t* y_shape, const void* cond,
+                                           const void* x, const void* y, const void* out,
+                                           const char** variant);
+/* kgen_where with a chosen variant (NULL selects as kgen_where does). */
+KGEN_API kgen_status_t kgen_where_variant(const char* variant, kgen_dtype_t dtype, int cond_rank,
+                                          const int64_t* cond_shape, int x_rank,
+                                          const int64_t* x_shape, int y_rank,
+                                          const int64_t* y_shape, const void* cond, const void* x,
+                                          const void* y, void* out, kgen_stream_t stream);
 
 /* ---- registry introspection -------------------------------------------- */
 KGEN_API int64_t kgen_variant_count(void);

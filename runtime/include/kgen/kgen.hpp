@@ -35,6 +35,9 @@ template <class T> struct dtype_of;
 template <> struct dtype_of<float> { static constexpr kgen_dtype_t value = KGEN_FLOAT32; };
 template <> struct dtype_of<double> { static constexpr kgen_dtype_t value = KGEN_FLOAT64; };
 template <> struct dtype_of<int32_t> { static constexpr kgen_dtype_t value = KGEN_INT32; };
+template <> struct dtype_of<int64_t> { static constexpr kgen_dtype_t value = KGEN_INT64; };
+template <> struct dtype_of<bool> { static constexpr kgen_dtype_t value = KGEN_BOOL; };
+template <> struct dtype_of<uint8_t> { static constexpr kgen_dtype_t value = KGEN_UINT8; };
 #ifdef KGEN_HAVE_CUDA_HALF
 template <> struct dtype_of<__half> { static constexpr kgen_dtype_t value = KGEN_FLOAT16; };
 template <> struct dtype_of<__nv_bfloat16> { static constexpr kgen_dtype_t value = KGEN_BFLOAT16; };
@@ -81,6 +84,33 @@ template <class T>
 void permute(int rank, const int64_t* shape, const int* perm, const T* src, T* dst,
              kgen_stream_t stream = nullptr) {
   permute(sizeof(T), rank, shape, perm, src, dst, stream);
+}
+
+// dst = src.expand(dst_shape).contiguous() (-1 keeps a size of src).
+inline void expand(kgen_dtype_t dtype, int src_rank, const int64_t* src_shape, int dst_rank,
+                   const int64_t* dst_shape, const void* src, void* dst, kgen_stream_t stream = nullptr) {
+  check(kgen_expand(dtype, src_rank, src_shape, dst_rank, dst_shape, src, dst, stream));
+}
+template <class T>
+void expand(int src_rank, const int64_t* src_shape, int dst_rank, const int64_t* dst_shape, const T* src,
+            T* dst, kgen_stream_t stream = nullptr) {
+  expand(dtype_of<T>::value, src_rank, src_shape, dst_rank, dst_shape, src, dst, stream);
+}
+
+// out = torch.where(cond, x, y) with broadcasting; cond is bool or uint8
+// (nonzero selects x); out has the broadcast shape (kgen_broadcast_shape).
+inline void where(kgen_dtype_t dtype, int cond_rank, const int64_t* cond_shape, int x_rank,
+                  const int64_t* x_shape, int y_rank, const int64_t* y_shape, const void* cond,
+                  const void* x, const void* y, void* out, kgen_stream_t stream = nullptr) {
+  check(kgen_where(dtype, cond_rank, cond_shape, x_rank, x_shape, y_rank, y_shape, cond, x, y, out,
+                   stream));
+}
+template <class T>
+void where(int cond_rank, const int64_t* cond_shape, int x_rank, const int64_t* x_shape, int y_rank,
+           const int64_t* y_shape, const void* cond, const T* x, const T* y, T* out,
+           kgen_stream_t stream = nullptr) {
+  where(dtype_of<T>::value, cond_rank, cond_shape, x_rank, x_shape, y_rank, y_shape, cond, x, y, out,
+        stream);
 }
 
 inline std::string version() { return kgen_version(); }

@@ -32,6 +32,10 @@ kgen_status_t validate_host(kgen_reduce_op_t op, kgen_dtype_t dtype, int64_t out
   if (!op_name(op))
     return fail(KGEN_ERROR_INVALID_ARGUMENT, "op: unknown reduce op value %d", static_cast<int>(op));
   KGEN_TRY(check_dtype(dtype));
+  if (dtype > KGEN_INT32)
+    return fail(KGEN_ERROR_INVALID_ARGUMENT,
+                "dtype: reduce takes float32, float16, bfloat16, float64 or int32, got %s",
+                dtype_name(dtype));
   if (op == KGEN_REDUCE_MEAN && !floating_dtype(dtype))
     return fail(KGEN_ERROR_INVALID_ARGUMENT, "dtype: mean needs a floating dtype, got %s",
                 dtype_name(dtype));
