@@ -125,22 +125,18 @@ __device__ __forceinline__ void select_words(const Args& a, const int64_t* off, 
                                              uint32_t (&out)[W]) {
   constexpr int C = (P + 3) / 4;
   uint32_t m[C], x[W], y[W];
-  const uint8_t* c = static_cast<const uint8_t*>(a.in[0]) + off[0];
-  if (!whole[0]) {
-    const uint32_t s = *c ? 0xFFFFFFFFu : 0u;
-#pragma unroll
-    for (int j = 0; j < C; ++j) m[j] = s;
+  // every load first (no branch between them: the compiler predicates the
+  // whole/broadcast choice), then the masks
+  if constexpr (P >= 4) {
+    load_words<uint8_t, P>(a.in[0], off[0], whole[0], m);
   } else {
-    if constexpr (P >= 4) {
-      load_words<uint8_t, P>(c, 0, true, m);
-    } else {
-      m[0] = *reinterpret_cast<const uint16_t*>(c);
-    }
-#pragma unroll
-    for (int j = 0; j < C; ++j) m[j] = nonzero_bytes(m[j]);
+    const uint8_t* c = static_cast<const uint8_t*>(a.in[0]) + off[0];
+    m[0] = whole[0] ? *reinterpret_cast<const uint16_t*>(c) : *c * 0x0101u;
   }
   load_words<U, P>(a.in[1], off[1], whole[1], x);
   load_words<U, P>(a.in[2], off[2], whole[2], y);
+#pragma unroll
+  for (int j = 0; j < C; ++j) m[j] = nonzero_bytes(m[j]);
 #pragma unroll
   for (int w = 0; w < W; ++w) {
     // word w holds unit w (1 byte), or units 2w and 2w + 1 (2 bytes: bytes
@@ -170,27 +166,41 @@ __device__ __forceinline__ void compute(const Args& a, const int64_t* off, const
   }
 }
 
+// A thread's kUnroll packs, kBlock apart from pack `base`: all computed,
+// then all stored; kChecked skips those at or past `packs`.
+template <Op O, class U, int R, int P, bool kChecked, class Index>
+__device__ __forceinline__ void run_packs(const Args& a, Index base, Index packs, U* out) {
+  constexpr int N = OpTraits<O>::kInputs;
+  Regs<U, P> v[kUnroll];
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    const Index n = base + u * kBlock;
+    if (!kChecked || n < packs) {
+      int64_t off[N];
+      offsets<R, N>(a, n, off);
+      compute<O, U, P>(a, off, a.whole, v[u]);
+    }
+  }
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    const Index n = base + u * kBlock;
+    if (!kChecked || n < packs) *reinterpret_cast<Regs<U, P>*>(out + static_cast<int64_t>(n) * P) = v[u];
+  }
+}
+
 template <Op O, class U, int R, int P, bool WIDE>
 __global__ void __launch_bounds__(kBlock) broadcast_kernel(const __grid_constant__ Args a) {
   using Index = typename std::conditional<WIDE, int64_t, uint32_t>::type;
   constexpr int N = OpTraits<O>::kInputs;
   const Index base = static_cast<Index>(blockIdx.x) * (kBlock * kUnroll) + threadIdx.x;
   const Index packs = static_cast<Index>(a.packs);
-  Regs<U, P> v[kUnroll];
-#pragma unroll
-  for (int u = 0; u < kUnroll; ++u) {
-    const Index n = base + u * kBlock;
-    if (n < packs) {
-      int64_t off[N];
-      offsets<R, N>(a, n, off);
-      compute<O, U, P>(a, off, a.whole, v[u]);
-    }
-  }
   U* out = static_cast<U*>(a.out);
-#pragma unroll
-  for (int u = 0; u < kUnroll; ++u) {
-    const Index n = base + u * kBlock;
-    if (n < packs) *reinterpret_cast<Regs<U, P>*>(out + static_cast<int64_t>(n) * P) = v[u];
+  if (static_cast<Index>(blockIdx.x) * (kBlock * kUnroll) + kBlock * kUnroll <= packs) {
+    // a whole block of packs (all but the last block): no bounds checks, so
+    // the loads of every pack go out before the first is used
+    run_packs<O, U, R, P, false>(a, base, packs, out);
+  } else {
+    run_packs<O, U, R, P, true>(a, base, packs, out);
   }
   if (R == 1 && P > 1 && blockIdx.x == 0 && static_cast<int>(threadIdx.x) < a.tail) {
     // flat: the units past the last whole pack, one a thread
