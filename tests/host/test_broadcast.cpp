@@ -883,7 +883,7 @@ Knobs pick(const Built& b, const kgen::VariantInfo** chosen = nullptr) {
 
 }  // namespace
 
-TEST_CASE("every expand and where unit size has exactly one generic variant", "[broadcast][registry]") {
+TEST_CASE("every expand and where unit size has exactly one generic variant", "[broadcast][registry][default-set]") {
   for (kgen::Family f : {kgen::Family::expand, kgen::Family::where}) {
     for (int m : {1, 2, 4, 8, 16}) {
       INFO(kgen::family_name(f) << " unit " << m);
@@ -913,7 +913,7 @@ TEST_CASE("every expand and where unit size has exactly one generic variant", "[
   }
 }
 
-TEST_CASE("broadcast selection on the bench problems: widest pack, tier by rank", "[broadcast]") {
+TEST_CASE("broadcast selection on the bench problems: widest pack, tier by rank", "[broadcast][default-set]") {
   struct Bench {
     const char* what;
     Built b;
@@ -962,7 +962,7 @@ TEST_CASE("broadcast selection on the bench problems: widest pack, tier by rank"
   }
 }
 
-TEST_CASE("broadcast capability: unit size, rank, pack and index limits", "[broadcast]") {
+TEST_CASE("broadcast capability: unit size, rank, pack and index limits", "[broadcast][default-set]") {
   // a variant of another unit size never runs a problem
   {
     const Built b = expand_problem(4, {4096, 1, 4096}, {4096, 16, 4096});  // 16-byte units, rank 3
@@ -1102,7 +1102,7 @@ TEST_CASE("broadcast capability: unit size, rank, pack and index limits", "[broa
   }
 }
 
-TEST_CASE("broadcast capability: every problem runs on the generic variant of its unit size", "[broadcast]") {
+TEST_CASE("broadcast capability: every problem runs on the generic variant of its unit size", "[broadcast][default-set]") {
   const std::vector<Built> problems = {
       expand_problem(4, {4096, 1, 4096}, {4096, 16, 4096}),
       expand_problem(4, {4096, 1, 4096}, {4096, 16, 4096}, 1, 0),

@@ -247,7 +247,7 @@ Picked pick(std::vector<int64_t> shape, std::vector<int> perm, int64_t elem, uin
 
 }  // namespace
 
-TEST_CASE("permute selection: rows when the innermost dim stays, tiles when it moves", "[permute]") {
+TEST_CASE("permute selection: rows when the innermost dim stays, tiles when it moves", "[permute][default-set]") {
   {
     auto k = pick({32, 512, 16, 128}, {0, 2, 1, 3}, 4);
     CHECK(k.s.movement == 16);

@@ -121,7 +121,7 @@ TEST_CASE("every dtype has a compiled generic reduce variant", "[reduce][registr
 }
 
 TEST_CASE("rows: short ones to thread/warp groups, few long ones split, with the widest pack",
-          "[reduce][selection]") {
+          "[reduce][selection][default-set]") {
   for (kgen_dtype_t d : kDtypes) {
     INFO(kgen::dtype_name(d));
     // many rows of 128: a group of lanes per row, 16-byte loads
@@ -150,7 +150,7 @@ TEST_CASE("rows: short ones to thread/warp groups, few long ones split, with the
   }
 }
 
-TEST_CASE("a middle axis goes to the col tier, lanes across inner", "[reduce][selection]") {
+TEST_CASE("a middle axis goes to the col tier, lanes across inner", "[reduce][selection][default-set]") {
   for (kgen_dtype_t d : kDtypes) {
     Picked s = pick(d, 64, 4096, 512);
     INFO(s.v->name);

@@ -46,7 +46,7 @@ int elem(kgen_dtype_t d) { return d == KGEN_FLOAT64 ? 8 : d == KGEN_FLOAT32 ? 4 
 
 }  // namespace
 
-TEST_CASE("rows that fit registers go to the warp tier with the widest pack", "[selection]") {
+TEST_CASE("rows that fit registers go to the warp tier with the widest pack", "[selection][default-set]") {
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16, KGEN_FLOAT64}) {
     for (int64_t cols : {16, 32, 128, 512, 1024}) {
       if (d == KGEN_FLOAT64 && cols > 512) continue;  // float64 rows of 1024 exceed the registers
@@ -62,7 +62,7 @@ TEST_CASE("rows that fit registers go to the warp tier with the widest pack", "[
   }
 }
 
-TEST_CASE("longer rows go to shared memory, then to the uncached tier", "[selection]") {
+TEST_CASE("longer rows go to shared memory, then to the uncached tier", "[selection][default-set]") {
   CHECK(pick(KGEN_FLOAT32, 1000, 4096).p.tier == SoftmaxTier::smem);
   CHECK(pick(KGEN_FLOAT16, 1000, 32768).p.tier == SoftmaxTier::smem);  // 64 KB: opt-in
   CHECK(pick(KGEN_FLOAT32, 100, 1 << 20).p.tier == SoftmaxTier::uncached);
@@ -78,7 +78,7 @@ TEST_CASE("longer rows go to shared memory, then to the uncached tier", "[select
   CHECK(pick(KGEN_FLOAT32, 8, 16384, 0, 0, small).p.tier == SoftmaxTier::uncached);
 }
 
-TEST_CASE("smem tier: 4-byte packs, most resident warps, then the smallest block", "[selection]") {
+TEST_CASE("smem tier: 4-byte packs, most resident warps, then the smallest block", "[selection][default-set]") {
   Picked s = pick(KGEN_FLOAT32, 1000, 2048);  // 8 KB rows: 2048 threads fit any block size
   REQUIRE(s.p.tier == SoftmaxTier::smem);
   CHECK(s.p.pack_size == 1);
