@@ -59,4 +59,21 @@ kgen_status_t choose_variant(const VariantInfo* named, Family family, int elemen
   return fail(KGEN_ERROR_INTERNAL, "no generic %s variant can run %s", family_name(family), text);
 }
 
+kgen_status_t launch_chosen(const VariantInfo* v, const void* problem, kgen_stream_t stream,
+                            const PlainCopy& copy) {
+  if (!v) {
+    const cudaError_t err = cudaMemcpyAsync(copy.dst, copy.src, static_cast<size_t>(copy.bytes),
+                                            cudaMemcpyDeviceToDevice, stream);
+    if (err != cudaSuccess)
+      return fail(KGEN_ERROR_CUDA, "stream: copying %lld bytes failed: %s: %s",
+                  static_cast<long long>(copy.bytes), cudaGetErrorName(err), cudaGetErrorString(err));
+    return succeed();
+  }
+  const cudaError_t err = v->launch(problem, stream);
+  if (err != cudaSuccess)
+    return fail(KGEN_ERROR_CUDA, "stream: launching %s failed: %s: %s", v->name, cudaGetErrorName(err),
+                cudaGetErrorString(err));
+  return succeed();
+}
+
 }  // namespace kgen

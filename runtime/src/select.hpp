@@ -52,4 +52,17 @@ kgen_status_t choose_variant(const VariantInfo* named, Family family, int elemen
                              const DeviceInfo& device, const void* problem, ScoreFn heuristic,
                              DescribeFn describe, const VariantInfo** chosen);
 
+// A problem that needs no kernel: `bytes` copied from src to dst as they are
+// (a permute or an expand that moves nothing).
+struct PlainCopy {
+  void* dst = nullptr;
+  const void* src = nullptr;
+  int64_t bytes = 0;
+};
+
+// Every entry point's launch: the chosen variant on the problem, or with v
+// null the plain copy.  A CUDA failure is KGEN_ERROR_CUDA with its message.
+kgen_status_t launch_chosen(const VariantInfo* v, const void* problem, kgen_stream_t stream,
+                            const PlainCopy& copy = PlainCopy{});
+
 }  // namespace kgen

@@ -153,7 +153,7 @@ KGEN_API kgen_status_t kgen_permute_variant(const char* variant, size_t elem_siz
 
 /* The shape `count` (1 to 8) tensors broadcast to: out_shape gets out_rank
  * (the largest rank) sizes; out_shape must hold 8.  An error names the two
- * operands and the dim that disagree ("operand 2" is shapes[2]). */
+ * operands (shapes[i]) and the dim that disagree. */
 KGEN_API kgen_status_t kgen_broadcast_shape(int count, const int* ranks,
                                             const int64_t* const* shapes, int* out_rank,
                                             int64_t* out_shape);

@@ -172,19 +172,7 @@ kgen_status_t execute(Request& req, const VariantInfo* named, kgen_stream_t stre
   KGEN_TRY(current_device(&p.device));
   KGEN_TRY(check_stream(stream, &capturing));
   KGEN_TRY(choose(req, named, !capturing, &p, &v));
-  if (!v) {
-    const cudaError_t err = cudaMemcpyAsync(p.out, p.in[0], static_cast<size_t>(req.out_bytes),
-                                            cudaMemcpyDeviceToDevice, stream);
-    if (err != cudaSuccess)
-      return fail(KGEN_ERROR_CUDA, "stream: copying %lld bytes failed: %s: %s",
-                  static_cast<long long>(req.out_bytes), cudaGetErrorName(err), cudaGetErrorString(err));
-    return succeed();
-  }
-  const cudaError_t err = v->launch(&p, stream);
-  if (err != cudaSuccess)
-    return fail(KGEN_ERROR_CUDA, "stream: launching %s failed: %s: %s", v->name, cudaGetErrorName(err),
-                cudaGetErrorString(err));
-  return succeed();
+  return launch_chosen(v, &p, stream, PlainCopy{p.out, p.in[0], req.out_bytes});
 }
 
 // The selection's name for a validated request: "" when empty, "copy" for a copy.

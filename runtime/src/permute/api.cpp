@@ -108,19 +108,7 @@ kgen_status_t run(const char* variant, size_t elem_size, int rank, const int64_t
   KGEN_TRY(current_device(&p.device));
   KGEN_TRY(check_stream(stream, &capturing));
   KGEN_TRY(choose(named, !capturing, &p, &v));
-  if (!v) {
-    const cudaError_t err = cudaMemcpyAsync(dst, src, static_cast<size_t>(req.bytes),
-                                            cudaMemcpyDeviceToDevice, stream);
-    if (err != cudaSuccess)
-      return fail(KGEN_ERROR_CUDA, "stream: copying %lld bytes failed: %s: %s",
-                  static_cast<long long>(req.bytes), cudaGetErrorName(err), cudaGetErrorString(err));
-    return succeed();
-  }
-  const cudaError_t err = v->launch(&p, stream);
-  if (err != cudaSuccess)
-    return fail(KGEN_ERROR_CUDA, "stream: launching %s failed: %s: %s", v->name, cudaGetErrorName(err),
-                cudaGetErrorString(err));
-  return succeed();
+  return launch_chosen(v, &p, stream, PlainCopy{dst, src, req.bytes});
 }
 
 }  // namespace

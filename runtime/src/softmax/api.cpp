@@ -59,11 +59,7 @@ kgen_status_t run(const char* variant, int log, kgen_dtype_t dtype, int64_t rows
   KGEN_TRY(current_device(&p.device));
   KGEN_TRY(check_stream(stream, &capturing));
   KGEN_TRY(choose(named, !capturing, &p, &v));
-  cudaError_t err = v->launch(&p, stream);
-  if (err != cudaSuccess)
-    return fail(KGEN_ERROR_CUDA, "stream: launching %s failed: %s: %s", v->name,
-                cudaGetErrorName(err), cudaGetErrorString(err));
-  return succeed();
+  return launch_chosen(v, &p, stream);
 }
 
 }  // namespace
