@@ -21,6 +21,19 @@ kgen_status_t find_named(const char* variant, Family family, kgen_dtype_t dtype,
   return KGEN_OK;
 }
 
+kgen_status_t find_named_mover(const char* variant, Family family, const VariantInfo** named,
+                               int* max_movement) {
+  *named = nullptr;
+  *max_movement = kMaxMovement;
+  if (!variant) return KGEN_OK;
+  *named = Registry::find(variant);
+  if (!*named || (*named)->family != family)
+    return fail(KGEN_ERROR_UNSUPPORTED, "variant: '%s' is not a compiled %s variant", variant,
+                family_name(family));
+  *max_movement = (*named)->element - movement_key(0);
+  return KGEN_OK;
+}
+
 Selection select_variant(Family family, int element, const DeviceInfo& device,
                          const void* problem, ScoreFn heuristic) {
   if (const VariantInfo* tuned = tuned_variant(family, element, device, problem))

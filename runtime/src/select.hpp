@@ -37,6 +37,12 @@ struct Selection {
 kgen_status_t find_named(const char* variant, Family family, kgen_dtype_t dtype,
                          const VariantInfo** named);
 
+// The same for the families that only move bytes (permute, expand, where):
+// any compiled variant of the family; *max_movement is the unit it moves,
+// kMaxMovement when none is named.
+kgen_status_t find_named_mover(const char* variant, Family family, const VariantInfo** named,
+                               int* max_movement);
+
 Selection select_variant(Family family, int element, const DeviceInfo& device,
                          const void* problem, ScoreFn heuristic);
 

@@ -21,6 +21,7 @@ const char* family_name(Family f);
 // movement_key(bytes per unit).
 constexpr int movement_key(int bytes) { return 16 + bytes; }  // past every kgen_dtype_t
 constexpr int kElementKeys = movement_key(16) + 1;
+constexpr int kMaxMovement = 16;  // the widest unit a byte mover moves
 
 // Read once per device (runtime/src/device.cpp); fake ones in host tests.
 struct DeviceInfo {

@@ -11,7 +11,6 @@ namespace kgen {
 namespace broadcast {
 namespace {
 
-constexpr int kMaxMovement = 16;
 const char* const kCopy = "copy";
 
 struct Request {
@@ -127,21 +126,6 @@ kgen_status_t validate_where(kgen_dtype_t dtype, const Operand* ops, const void*
   return KGEN_OK;
 }
 
-// The named variant (or null) of this family, and the widest unit expand's
-// simplification may use for it.
-kgen_status_t find_variant(const char* name, Family family, const VariantInfo** named,
-                           int* max_movement) {
-  *named = nullptr;
-  *max_movement = kMaxMovement;
-  if (!name) return KGEN_OK;
-  *named = Registry::find(name);
-  if (!*named || (*named)->family != family)
-    return fail(KGEN_ERROR_UNSUPPORTED, "variant: '%s' is not a compiled %s variant", name,
-                family_name(family));
-  *max_movement = (*named)->element - movement_key(0);
-  return KGEN_OK;
-}
-
 void describe(const void* problem, char* text, int size) {
   const Layout& l = static_cast<const Problem*>(problem)->layout;
   std::snprintf(text, size, "this problem (%s, rank %d in %d-byte units once simplified) with these pointers",
@@ -192,7 +176,7 @@ kgen_status_t run_expand(const char* variant, kgen_dtype_t dtype, int src_rank,
   const VariantInfo* named = nullptr;
   int max_movement = kMaxMovement;
   Request req;
-  KGEN_TRY(find_variant(variant, Family::expand, &named, &max_movement));
+  KGEN_TRY(find_named_mover(variant, Family::expand, &named, &max_movement));
   KGEN_TRY(validate_expand(dtype, src_rank, src_shape, dst_rank, dst_shape, src, dst, max_movement, &req));
   if (req.out_bytes == 0) return succeed();
   return execute(req, named, stream);
@@ -215,7 +199,7 @@ kgen_status_t run_where(const char* variant, kgen_dtype_t dtype, const WhereArgs
   const VariantInfo* named = nullptr;
   int max_movement = kMaxMovement;
   Request req;
-  KGEN_TRY(find_variant(variant, Family::where, &named, &max_movement));
+  KGEN_TRY(find_named_mover(variant, Family::where, &named, &max_movement));
   KGEN_TRY(validate_where(dtype, a.ops, a.in, out, &req));
   if (req.out_bytes == 0) return succeed();
   return execute(req, named, stream);
@@ -283,7 +267,7 @@ kgen_status_t kgen_expand_selected(kgen_dtype_t dtype, int src_rank, const int64
     if (!variant) return kgen::fail(KGEN_ERROR_INVALID_ARGUMENT, "variant: null output pointer");
     Request req;
     KGEN_TRY(validate_expand(dtype, src_rank, src_shape, dst_rank, dst_shape, src, dst,
-                             kMaxMovement, &req));
+                             kgen::kMaxMovement, &req));
     return selected_name(req, variant);
   })
 }

@@ -10,7 +10,6 @@ namespace kgen {
 namespace permute {
 namespace {
 
-constexpr int kMaxMovement = 16;
 const char* const kCopy = "copy";
 
 struct Request {
@@ -61,18 +60,6 @@ kgen_status_t validate_host(size_t elem_size, int rank, const int64_t* shape, co
   return KGEN_OK;
 }
 
-// The named variant (or null), and the widest unit simplification may use for it.
-kgen_status_t find_variant(const char* name, const VariantInfo** named, int* max_movement) {
-  *named = nullptr;
-  *max_movement = kMaxMovement;
-  if (!name) return KGEN_OK;
-  *named = Registry::find(name);
-  if (!*named || (*named)->family != Family::permute)
-    return fail(KGEN_ERROR_UNSUPPORTED, "variant: '%s' is not a compiled permute variant", name);
-  *max_movement = (*named)->element - movement_key(0);
-  return KGEN_OK;
-}
-
 void describe(const void* problem, char* text, int size) {
   const Shape& s = static_cast<const Problem*>(problem)->shape;
   std::snprintf(text, size,
@@ -101,7 +88,7 @@ kgen_status_t run(const char* variant, size_t elem_size, int rank, const int64_t
   int max_movement = kMaxMovement;
   Request req;
   bool capturing = false;
-  KGEN_TRY(find_variant(variant, &named, &max_movement));
+  KGEN_TRY(find_named_mover(variant, Family::permute, &named, &max_movement));
   KGEN_TRY(validate_host(elem_size, rank, shape, perm, src, dst, max_movement, &req));
   if (req.bytes == 0) return succeed();
   Problem& p = req.problem;
@@ -135,7 +122,7 @@ kgen_status_t kgen_permute_selected(size_t elem_size, int rank, const int64_t* s
     if (!variant) return kgen::fail(KGEN_ERROR_INVALID_ARGUMENT, "variant: null output pointer");
     kgen::permute::Request req;
     KGEN_TRY(kgen::permute::validate_host(elem_size, rank, shape, perm, src, dst,
-                                          kgen::permute::kMaxMovement, &req));
+                                          kgen::kMaxMovement, &req));
     const kgen::VariantInfo* v = nullptr;
     if (req.bytes > 0) {
       KGEN_TRY(kgen::current_device(&req.problem.device));
