@@ -9,6 +9,9 @@
 //                      [--reps 30] [--variants] [--md FILE] [--csv FILE]
 //   kgen-bench expand  [--dtypes f32,f16] [--reps 30] [--variants] [--md FILE] [--csv FILE]
 //   kgen-bench where   [--dtypes f32,f16] [--reps 30] [--variants] [--md FILE] [--csv FILE]
+//   kgen-bench topk    [--dtypes f32,f16] [--torch TIMES.csv] [--reps 30] [--variants] [--md FILE] [--csv FILE]
+//                      (--torch: PyTorch's times on the same cases, from bench/topk_torch.py,
+//                      for the speedup column)
 //
 // Each case: warm-up, then `reps` launches each timed with CUDA events; the
 // median is reported.  Inputs are at least 4x the L2 (rotated between sets of
@@ -52,6 +55,7 @@ struct Options {
   int reps = 30;
   bool variants = false;
   std::string md, csv;
+  std::string torch;  // topk: a CSV of PyTorch's times (bench/topk_torch.py)
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -136,6 +140,7 @@ double median_us(int reps, int sets, const std::function<void(int)>& fn) {
 struct Row {
   std::string op, dtype, shape, variant;
   double us, gbps, pct_copy;
+  double torch_us = 0;  // PyTorch's time on the case, when given (--torch)
 };
 
 std::string commit() {
@@ -169,8 +174,23 @@ struct Run {
 
   void add(const Row& r, bool keep, const std::string& note = "") {
     if (keep) rows.push_back(r);
-    std::printf("%-12s %-5s %-30s %10.1f %8.0f %6.1f%%  %s%s\n", r.op.c_str(), r.dtype.c_str(), r.shape.c_str(),
+    std::printf("%-12s %-5s %-30s %10.1f %8.0f %6.1f%%  %s%s", r.op.c_str(), r.dtype.c_str(), r.shape.c_str(),
                 r.us, r.gbps, r.pct_copy, r.variant.c_str(), note.c_str());
+    if (r.torch_us > 0 && r.op != "copy")
+      std::printf("  [torch %.1f us, %.1fx]", r.torch_us, r.torch_us / r.us);
+    std::printf("\n");
+  }
+
+  bool with_torch() const {
+    for (const Row& r : rows)
+      if (r.torch_us > 0) return true;
+    return false;
+  }
+  static std::string torch_text(const Row& r, bool speedup) {
+    if (r.torch_us <= 0 || r.op == "copy") return "";
+    char t[32];
+    std::snprintf(t, sizeof t, speedup ? "%.1fx" : "%.1f", speedup ? r.torch_us / r.us : r.torch_us);
+    return t;
   }
 
   int write(const Options& o) const {
@@ -182,19 +202,31 @@ struct Run {
                    "%% of copy = that over the GB/s (read + write) of a cudaMemcpyAsync device-to-device copy in the same run.\n\n",
                    family.c_str(), prop.name, prop.multiProcessorCount, date, commit().c_str(), kgen_version(),
                    kgen_build_arch(), kgen_build_level(), o.reps, traffic.c_str());
-      std::fprintf(f, "| op | dtype | shape | us | GB/s | %% of copy | variant |\n|---|---|---|---:|---:|---:|---|\n");
-      for (const Row& r : rows)
-        std::fprintf(f, "| %s | %s | %s | %.1f | %.0f | %.1f | %s |\n", r.op.c_str(), r.dtype.c_str(),
-                     r.shape.c_str(), r.us, r.gbps, r.pct_copy, r.variant.c_str());
+      if (with_torch()) {
+        std::fprintf(f, "| op | dtype | shape | us | GB/s | %% of copy | torch us | speedup | variant |\n"
+                        "|---|---|---|---:|---:|---:|---:|---:|---|\n");
+        for (const Row& r : rows)
+          std::fprintf(f, "| %s | %s | %s | %.1f | %.0f | %.1f | %s | %s | %s |\n", r.op.c_str(),
+                       r.dtype.c_str(), r.shape.c_str(), r.us, r.gbps, r.pct_copy, torch_text(r, false).c_str(),
+                       torch_text(r, true).c_str(), r.variant.c_str());
+      } else {
+        std::fprintf(f, "| op | dtype | shape | us | GB/s | %% of copy | variant |\n|---|---|---|---:|---:|---:|---|\n");
+        for (const Row& r : rows)
+          std::fprintf(f, "| %s | %s | %s | %.1f | %.0f | %.1f | %s |\n", r.op.c_str(), r.dtype.c_str(),
+                       r.shape.c_str(), r.us, r.gbps, r.pct_copy, r.variant.c_str());
+      }
       std::fclose(f);
     }
     if (!o.csv.empty()) {
       FILE* f = std::fopen(o.csv.c_str(), "w");
       if (!f) { std::perror(o.csv.c_str()); return 1; }
-      std::fprintf(f, "gpu,commit,op,dtype,shape,us,gbps,pct_copy,variant\n");
-      for (const Row& r : rows)
-        std::fprintf(f, "%s,%s,%s,%s,\"%s\",%.2f,%.1f,%.2f,%s\n", prop.name, commit().c_str(), r.op.c_str(),
+      std::fprintf(f, "gpu,commit,op,dtype,shape,us,gbps,pct_copy,variant%s\n", with_torch() ? ",torch_us" : "");
+      for (const Row& r : rows) {
+        std::fprintf(f, "%s,%s,%s,%s,\"%s\",%.2f,%.1f,%.2f,%s", prop.name, commit().c_str(), r.op.c_str(),
                      r.dtype.c_str(), r.shape.c_str(), r.us, r.gbps, r.pct_copy, r.variant.c_str());
+        if (with_torch()) std::fprintf(f, ",%.2f", r.torch_us);
+        std::fprintf(f, "\n");
+      }
       std::fclose(f);
     }
     return 0;
@@ -555,6 +587,82 @@ int bench_broadcast(const Options& o, const std::string& family) {
   return run.write(o);
 }
 
+// The top-k family's targets: (batch, n, k) rows of the last dim.
+struct TopkCase {
+  int64_t batch, n, k;
+};
+const TopkCase kTopkCases[] = {
+    {1, int64_t{1} << 24, 1}, {1, int64_t{1} << 24, 64}, {1, int64_t{1} << 24, 2048}, {1024, 32768, 64},
+    {4096, 4096, 32},         {64, 262144, 256},         {16384, 1024, 8},
+};
+
+std::string topk_shape(const TopkCase& c) {
+  return "(" + std::to_string(c.batch) + "," + std::to_string(c.n) + "," + std::to_string(c.k) + ")";
+}
+
+// PyTorch's times from bench/topk_torch.py: lines "dtype,batch,n,k,us".
+double torch_time(const std::string& file, const std::string& dname, const TopkCase& c) {
+  if (file.empty()) return 0;
+  FILE* f = std::fopen(file.c_str(), "r");
+  if (!f) return 0;
+  char d[16];
+  long long b, n, k;
+  double us, found = 0;
+  while (std::fscanf(f, "%15[^,],%lld,%lld,%lld,%lf\n", d, &b, &n, &k, &us) == 5)
+    if (dname == d && b == c.batch && n == c.n && k == c.k) found = us;
+  std::fclose(f);
+  return found;
+}
+
+int bench_topk(const Options& o) {
+  Run run("topk", "the input bytes (read x once; sorted=True, largest=True)");
+  for (const std::string& dname : dtypes_or(o, {"f32", "f16"})) {
+    const kgen_dtype_t d = parse_dtype(dname);
+    const int e = kgen_dtype_size(d);
+    for (const TopkCase& c : kTopkCases) {
+      const int64_t n = c.batch * c.n;
+      const size_t bytes = static_cast<size_t>(n) * e;
+      const size_t out_bytes = static_cast<size_t>(c.batch * c.k) * (e + 8);
+      const int sets = run.sets_for(bytes);
+      const std::string shape = topk_shape(c);
+      const double copy = copy_row(run, o, dname, shape, bytes, d);
+      Buffers b(sets, bytes, out_bytes, n, d);
+      const char* selected = nullptr;
+      if (kgen_topk_selected(d, c.batch, c.n, c.k, 1, 1, b.xs[0], &selected) != KGEN_OK) {
+        std::fprintf(stderr, "selection failed: %s\n", kgen_last_error());
+        return 1;
+      }
+      // one workspace, the largest any variant needs here
+      size_t ws_bytes = 0;
+      for (const std::string& v : candidates(selected, "topk", dname, true)) {
+        size_t need = 0;
+        if (kgen_topk_workspace_size(v.c_str(), d, c.batch, c.n, c.k, 1, 1, b.xs[0], &need) == KGEN_OK)
+          ws_bytes = std::max(ws_bytes, need);
+      }
+      void* ws = nullptr;
+      CUDA_OK(cudaMalloc(&ws, std::max<size_t>(ws_bytes, 1)));
+      Row base{"topk", dname, shape, "", 0, 0, 0};
+      base.torch_us = torch_time(o.torch, dname, c);
+      // a warp per row with fewer rows than warps on one SM would take
+      // milliseconds on the long rows; the heuristic never picks it there
+      auto hopeless = [&](const std::string& v) {
+        return v.rfind("topk_queue_", 0) == 0 && c.batch < 64 && c.n > 65536;
+      };
+      const bool ok = time_candidates(
+          run, o, base, copy, sets, candidates(selected, "topk", dname, o.variants), static_cast<double>(bytes),
+          [&](const char* v, int s) {
+            return kgen_topk_variant(v, d, c.batch, c.n, c.k, 1, 1, b.xs[s], b.ys[s],
+                                     reinterpret_cast<int64_t*>(static_cast<char*>(b.ys[s]) + c.batch * c.k * e),
+                                     ws, ws_bytes, nullptr);
+          },
+          hopeless);
+      CUDA_OK(cudaFree(ws));
+      if (!ok) return 1;
+    }
+  }
+  return run.write(o);
+}
+
 int usage() {
   std::fprintf(stderr,
                "usage: kgen-bench softmax [--dtypes f32,f16,bf16] [--cols 32,128,...] [--mib 512]\n"
@@ -564,7 +672,9 @@ int usage() {
                "       kgen-bench permute [--dtypes f32,f16] (only the element size matters)\n"
                "                          [--reps 30] [--variants] [--md FILE] [--csv FILE]\n"
                "       kgen-bench expand  [--dtypes f32,f16] [--reps 30] [--variants] [--md FILE] [--csv FILE]\n"
-               "       kgen-bench where   [--dtypes f32,f16] [--reps 30] [--variants] [--md FILE] [--csv FILE]\n");
+               "       kgen-bench where   [--dtypes f32,f16] [--reps 30] [--variants] [--md FILE] [--csv FILE]\n"
+               "       kgen-bench topk    [--dtypes f32,f16] [--torch TIMES.csv] [--reps 30] [--variants]\n"
+               "                          [--md FILE] [--csv FILE]\n");
   return 2;
 }
 
@@ -574,7 +684,7 @@ int main(int argc, char** argv) {
   if (argc < 2) return usage();
   const std::string family = argv[1];
   if (family != "softmax" && family != "reduce" && family != "permute" && family != "expand" &&
-      family != "where")
+      family != "where" && family != "topk")
     return usage();
   Options o;
   for (int i = 2; i < argc; ++i) {
@@ -591,6 +701,7 @@ int main(int argc, char** argv) {
     else if (a == "--variants") o.variants = true;
     else if (a == "--md") o.md = next();
     else if (a == "--csv") o.csv = next();
+    else if (a == "--torch") o.torch = next();
     else return usage();
   }
   int count = 0;
@@ -601,5 +712,6 @@ int main(int argc, char** argv) {
   if (family == "softmax") return bench_softmax(o);
   if (family == "reduce") return bench_reduce(o);
   if (family == "permute") return bench_permute(o);
+  if (family == "topk") return bench_topk(o);
   return bench_broadcast(o, family);
 }

@@ -36,6 +36,7 @@ const char* family_name(Family f) {
     case Family::permute: return "permute";
     case Family::expand: return "expand";
     case Family::where: return "where";
+    case Family::topk: return "topk";
   }
   return "unknown";
 }

@@ -207,6 +207,42 @@ KGEN_API kgen_status_t kgen_where_variant(const char* variant, kgen_dtype_t dtyp
                                           const int64_t* y_shape, const void* cond, const void* x,
                                           const void* y, void* out, kgen_stream_t stream);
 
+/* ---- top-k family ------------------------------------------------------- */
+/* values, indices = torch.topk(x, k, dim=-1, largest, sorted) for a
+ * contiguous batch x n tensor x: values (batch x k, x's dtype) and indices
+ * (batch x k, int64).  dtype float32, float16, bfloat16, float64 or int32.
+ * Order as PyTorch's: NaN above +inf (first for largest, last for smallest),
+ * -0.0 below +0.0; among equal values the lower index wins.  sorted != 0:
+ * by value (best first), equal values by ascending index.  sorted == 0:
+ * the values strictly better than the k-th first, then those equal to it,
+ * each in ascending index order.  Results are bitwise the same on every run.
+ * k == 0 or batch == 0 is a no-op; k < 0 and k > n are errors naming k;
+ * n < 2^32.  Outputs may not overlap x, each other or the workspace.
+ * workspace: workspace_bytes device bytes (any content) of at least what
+ * kgen_topk_workspace_size gives for the same arguments (often 0: NULL is
+ * fine then); nothing is allocated on the call's path. */
+KGEN_API kgen_status_t kgen_topk(kgen_dtype_t dtype, int64_t batch, int64_t n, int64_t k,
+                                 int largest, int sorted, const void* x, void* values,
+                                 int64_t* indices, void* workspace, size_t workspace_bytes,
+                                 kgen_stream_t stream);
+/* The workspace kgen_topk (variant NULL) or kgen_topk_variant with this
+ * variant needs for these arguments on the current device. */
+KGEN_API kgen_status_t kgen_topk_workspace_size(const char* variant, kgen_dtype_t dtype,
+                                                int64_t batch, int64_t n, int64_t k, int largest,
+                                                int sorted, const void* x, size_t* bytes);
+/* The variant kgen_topk would run ("" for an empty problem). */
+KGEN_API kgen_status_t kgen_topk_selected(kgen_dtype_t dtype, int64_t batch, int64_t n, int64_t k,
+                                          int largest, int sorted, const void* x,
+                                          const char** variant);
+/* kgen_topk with a chosen variant (NULL selects as kgen_topk does); a
+ * variant that is not compiled in, or that cannot run this problem, gives
+ * KGEN_ERROR_UNSUPPORTED. */
+KGEN_API kgen_status_t kgen_topk_variant(const char* variant, kgen_dtype_t dtype, int64_t batch,
+                                         int64_t n, int64_t k, int largest, int sorted,
+                                         const void* x, void* values, int64_t* indices,
+                                         void* workspace, size_t workspace_bytes,
+                                         kgen_stream_t stream);
+
 /* ---- registry introspection -------------------------------------------- */
 KGEN_API int64_t kgen_variant_count(void);
 /* NULL when index is out of range */

@@ -97,6 +97,27 @@ void expand(int src_rank, const int64_t* src_shape, int dst_rank, const int64_t*
   expand(dtype_of<T>::value, src_rank, src_shape, dst_rank, dst_shape, src, dst, stream);
 }
 
+// values, indices = torch.topk(x, k, -1, largest, sorted) over the rows of a
+// contiguous batch x n tensor; workspace_bytes from topk_workspace_size.
+inline size_t topk_workspace_size(kgen_dtype_t dtype, int64_t batch, int64_t n, int64_t k,
+                                  bool largest, bool sorted, const void* x) {
+  size_t bytes = 0;
+  check(kgen_topk_workspace_size(nullptr, dtype, batch, n, k, largest, sorted, x, &bytes));
+  return bytes;
+}
+inline void topk(kgen_dtype_t dtype, int64_t batch, int64_t n, int64_t k, bool largest, bool sorted,
+                 const void* x, void* values, int64_t* indices, void* workspace,
+                 size_t workspace_bytes, kgen_stream_t stream = nullptr) {
+  check(kgen_topk(dtype, batch, n, k, largest, sorted, x, values, indices, workspace,
+                  workspace_bytes, stream));
+}
+template <class T>
+void topk(int64_t batch, int64_t n, int64_t k, bool largest, bool sorted, const T* x, T* values,
+          int64_t* indices, void* workspace, size_t workspace_bytes, kgen_stream_t stream = nullptr) {
+  topk(dtype_of<T>::value, batch, n, k, largest, sorted, x, values, indices, workspace,
+       workspace_bytes, stream);
+}
+
 // out = torch.where(cond, x, y) with broadcasting; cond is bool or uint8
 // (nonzero selects x); out has the broadcast shape (kgen_broadcast_shape).
 inline void where(kgen_dtype_t dtype, int cond_rank, const int64_t* cond_shape, int x_rank,

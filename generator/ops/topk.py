@@ -1,0 +1,87 @@
+"""Top-k: the k largest (or smallest) values of each row and their int64
+indices, sorted or not.  A row of n elements is seen through its keys
+(templates/include/kgen/device/topk_keys.cuh): the value's order bits above
+the inverted index, so keys are distinct and selection is "the k largest".
+
+Strategies (templates/include/kgen/device/topk.cuh):
+  queue    one warp per row, the best 32*capacity keys in registers, merged
+           by warp bitonic networks; k <= 32*capacity
+  block    one block per row, the row in registers (block_size x items),
+           radix select with `radix`-bit digits (2 and 4 count by warp
+           ballots, 8 and 11 by shared-memory atomics)
+  multi    several blocks per row: first-digit counts, the bucket chosen on
+           the device, a filter pass compacting the bucket, one block per row
+           finishing on the compacted keys
+  generic  multi at pack 1: every valid problem, any alignment
+The selected k are sorted in shared memory when they fit (4096 keys, 2048
+for float64), else by a segmented radix sort.
+"""
+from ..core import Param, Tier
+from ..dtypes import max_pack
+
+OP = "topk"
+DTYPES = ("f32", "f16", "bf16", "f64", "i32")
+SUPPORTS = "kgen::topk::supports"
+PROBLEM_HEADER = "topk/problem.hpp"
+
+
+def packs(d):
+    return sorted({1, max_pack(d)})
+
+
+def widest(d, p):
+    return p["pack_size"] == max_pack(d)
+
+
+PACK = Param("pack_size", "p", packs)
+RADIX = Param("radix", "r", lambda d: (2, 4, 8, 11))
+
+# (block_size, items) of the default level: one rung per row capacity,
+# 1024 to 32768 elements
+BLOCK_LADDER = ((128, 8), (256, 16), (512, 16), (1024, 16), (1024, 32))
+
+
+def block_valid(d, p, arch):
+    if p["items"] % p["pack_size"]:
+        return False
+    if p["radix"] < 11 and not widest(d, p):  # narrower digits: for comparison
+        return False
+    # the row lives in registers: 32 keys a thread at most (16 of float64)
+    return p["items"] <= (16 if d.size == 8 else 32)
+
+
+def block_default(d, p):
+    return widest(d, p) and p["radix"] == 11 and (p["block_size"], p["items"]) in BLOCK_LADDER
+
+
+TIERS = (
+    Tier(
+        name="queue",
+        template="topk.cu.j2",
+        params=(Param("capacity", "c", lambda d: (1, 2, 4, 8)), PACK),
+        in_default=lambda d, p: widest(d, p),
+        fixed=(("block_size", 128),),
+    ),
+    Tier(
+        name="block",
+        template="topk.cu.j2",
+        params=(Param("block_size", "b", lambda d: (128, 256, 512, 1024)),
+                Param("items", "i", lambda d: (8, 16, 32)), RADIX, PACK),
+        valid=block_valid,
+        in_default=block_default,
+    ),
+    Tier(
+        name="multi",
+        template="topk.cu.j2",
+        params=(Param("block_size", "b", lambda d: (256, 512, 1024)),
+                Param("radix", "r", lambda d: (8, 11)), PACK),
+        in_default=lambda d, p: widest(d, p) and p["block_size"] == 512 and p["radix"] == 11,
+    ),
+    Tier(
+        name="generic",
+        template="topk.cu.j2",
+        params=(),
+        generic=True,
+        fixed=(("block_size", 256), ("radix", 11), ("pack_size", 1)),
+    ),
+)

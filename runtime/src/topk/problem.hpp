@@ -1,0 +1,161 @@
+// A top-k problem after validation, and the workspace plan that the runtime
+// and the generated launchers both compute from it, so that the workspace
+// the caller provides is the one a kernel uses.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "select.hpp"
+#include "variant.hpp"
+
+namespace kgen {
+namespace topk {
+
+struct Problem {
+  kgen_dtype_t dtype;
+  int64_t batch, n, k;  // batch >= 1, 1 <= k <= n < 2^32 (empty problems never get here)
+  bool largest, sorted;
+  const void* x;
+  void* values;
+  int64_t* indices;
+  void* workspace;  // plan_for(...).bytes of scratch, or null when 0
+  std::size_t workspace_bytes;
+  const DeviceInfo* device;
+};
+
+// Keys are the dtype's order bits followed by the inverted 32-bit index, so
+// every element of a row has a distinct key: rows longer than this are
+// refused.
+constexpr int64_t kMaxRow = 0xffffffffll;
+
+// The selected k of a row are sorted inside one block when they fit its
+// shared memory (32 KiB of keys: 4096 8-byte keys, 2048 16-byte ones for
+// float64), else by a segmented radix sort over the whole batch.
+inline int key_bytes(kgen_dtype_t d) { return d == KGEN_FLOAT64 ? 16 : 8; }
+inline int64_t block_sort_capacity(kgen_dtype_t d) { return 32768 / key_bytes(d); }
+inline bool sorts_in_block(const Problem& p) { return p.k <= block_sort_capacity(p.dtype); }
+
+// The segmented sort takes int item counts.
+constexpr int64_t kMaxSortedItems = 0x7fffffffll;
+
+inline int64_t div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
+inline std::size_t round_up(std::size_t a) { return (a + 255) / 256 * 256; }
+
+// Workspace regions, each 256-byte aligned; unused ones have size 0.
+struct Plan {
+  int64_t blocks_per_row = 1;  // multi: blocks that share one row
+  int64_t candidates = 0;      // multi: capacity of a row's candidate list
+  std::size_t state = 0, hist = 0, selected = 0, cand = 0;  // multi's
+  std::size_t sorted_keys = 0, offsets = 0, sort_temp = 0;  // the segmented sort's
+  std::size_t bytes = 0;
+  // byte offsets of the regions, in the order above
+  std::size_t state_at = 0, hist_at = 0, selected_at = 0, cand_at = 0;
+  std::size_t sorted_keys_at = 0, offsets_at = 0, sort_temp_at = 0;
+};
+
+// Per-row state of the multi-block select (workspace, zeroed each call).
+// stage: selecting (digit passes go on), selected (the row's k keys are in
+// its selected list), compacted (the keys still in play are in its
+// candidate list; the finishing block selects among them).
+enum : unsigned { kSelecting = 0, kSelected = 1, kCompacted = 2 };
+struct alignas(16) RowState {
+  unsigned arrived;     // blocks of the current pass done
+  unsigned selected;    // keys appended to the row's selected list
+  unsigned candidates;  // keys appended to the row's candidate list
+  unsigned stage;
+  unsigned level;       // digits decided
+  unsigned remaining;   // keys still to choose among those with the decided digits
+  unsigned done;        // the bucket of the last decided digit is all chosen
+  unsigned fits;        // that bucket fits the candidate list
+  unsigned long long prefix_lo, prefix_hi;  // the decided digits
+};
+
+// CUB's segmented radix sort, descending, of `items` keys in `segments`
+// rows (runtime/src/topk/sort.cu): the scratch it needs (0 when the query
+// fails), and the sort.
+std::size_t segmented_sort_bytes(int key_bytes, int64_t items, int64_t segments);
+cudaError_t segmented_sort(int key_bytes, const void* in, void* out, int64_t items, int64_t segments,
+                           const int* offsets, void* temp, std::size_t temp_bytes,
+                           cudaStream_t stream);
+
+inline void lay_out(Plan& pl) {
+  std::size_t at = 0;
+  auto put = [&at](std::size_t size, std::size_t* where) {
+    *where = at;
+    at += round_up(size);
+  };
+  put(pl.state, &pl.state_at);
+  put(pl.hist, &pl.hist_at);
+  put(pl.selected, &pl.selected_at);
+  put(pl.cand, &pl.cand_at);
+  put(pl.sorted_keys, &pl.sorted_keys_at);
+  put(pl.offsets, &pl.offsets_at);
+  put(pl.sort_temp, &pl.sort_temp_at);
+  pl.bytes = at;
+}
+
+// The segmented sort's regions, when k does not fit one block's sort: the
+// unsorted keys (row stride k), their sorted copy, the row offsets and
+// CUB's scratch.
+inline void plan_sort(Plan& pl, const Problem& p) {
+  if (sorts_in_block(p)) return;
+  const std::size_t keys = static_cast<std::size_t>(p.batch * p.k) * key_bytes(p.dtype);
+  if (pl.selected == 0) pl.selected = keys;
+  pl.sorted_keys = keys;
+  pl.offsets = static_cast<std::size_t>(p.batch + 1) * sizeof(int);
+  pl.sort_temp = segmented_sort_bytes(key_bytes(p.dtype), p.batch * p.k, p.batch);
+}
+
+// Blocks per row of the multi-block select: one wave over the batch, each
+// block loading at least 4 rounds of block x pack elements.
+inline int64_t multi_blocks_per_row(const Problem& p, int block, int pack) {
+  const DeviceInfo& d = *p.device;
+  int64_t per_sm = d.max_threads_per_sm / block;
+  if (per_sm > d.max_blocks_per_sm) per_sm = d.max_blocks_per_sm;
+  const int64_t wave = int64_t{d.sm_count} * (per_sm < 1 ? 1 : per_sm);
+  int64_t bpr = div_up(wave, p.batch);
+  const int64_t most = div_up(p.n, int64_t{block} * pack * 4);
+  if (bpr > most) bpr = most;
+  if (bpr > 65535) bpr = 65535;
+  return bpr < 1 ? 1 : bpr;
+}
+
+// A row's candidate list takes the keys still in play once they are at most
+// an eighth of the row and 65536 (random data: n / 2^radix after the first
+// digit): one block finishes the select on them.  Until then each digit
+// is a pass of all the row's blocks.
+inline int64_t multi_candidates(const Problem& p) {
+  int64_t c = p.n / 8;
+  if (c > 65536) c = 65536;
+  if (c < 4096) c = 4096;
+  return c < p.n ? c : p.n;
+}
+
+inline Plan plan_multi(const Problem& p, int block, int pack, int radix) {
+  Plan pl;
+  pl.blocks_per_row = multi_blocks_per_row(p, block, pack);
+  pl.candidates = multi_candidates(p);
+  pl.state = static_cast<std::size_t>(p.batch) * sizeof(RowState);
+  pl.hist = static_cast<std::size_t>(p.batch) * (std::size_t{1} << radix) * sizeof(unsigned);
+  pl.selected = static_cast<std::size_t>(p.batch * p.k) * key_bytes(p.dtype);
+  pl.cand = static_cast<std::size_t>(p.batch * pl.candidates) * key_bytes(p.dtype);
+  plan_sort(pl, p);
+  lay_out(pl);
+  return pl;
+}
+
+inline Plan plan_block(const Problem& p) {
+  Plan pl;
+  plan_sort(pl, p);
+  lay_out(pl);
+  return pl;
+}
+
+bool supports(const VariantInfo& v, const void* problem);
+Score heuristic(const VariantInfo& v, const void* problem);
+// The plan of variant v for problem p (its workspace size in .bytes).
+Plan plan_for(const VariantInfo& v, const Problem& p);
+
+}  // namespace topk
+}  // namespace kgen

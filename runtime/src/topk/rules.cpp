@@ -1,0 +1,85 @@
+// Top-k capability (supports), preference (heuristic) and workspace plans.
+//
+// Capability: queue needs k <= 32 x capacity, block n <= block x items; a
+// pack needs n to be a multiple of it and x aligned to it (every row then
+// starts aligned).  multi and generic run anything valid.
+// Preference: many rows and small k: queue (one warp a row, the smallest
+// capacity that holds k); rows that fit a block and are enough to fill the
+// GPU: block (the smallest row capacity that holds n); few long rows: multi.
+#include <cstdint>
+
+#include "dtype.hpp"
+#include "kgen_params.gen.hpp"
+#include "topk/problem.hpp"
+#include "validate.hpp"
+
+namespace kgen {
+namespace topk {
+namespace {
+
+using Params = gen::TopkParams;
+using Tier = gen::TopkTier;
+
+bool pack_fits(const Problem& p, int pack) {
+  return p.n % pack == 0 && aligned_to(p.x, int64_t{pack} * dtype_size(p.dtype));
+}
+
+}  // namespace
+
+bool supports(const VariantInfo& v, const void* problem) {
+  const Problem& p = *static_cast<const Problem*>(problem);
+  const Params& q = *static_cast<const Params*>(v.params);
+  if (v.element != p.dtype) return false;
+  if (q.tier == Tier::generic) return true;
+  if (!pack_fits(p, q.pack_size)) return false;
+  switch (q.tier) {
+    case Tier::queue: return p.k <= 32 * q.capacity;
+    case Tier::block: return p.n <= int64_t{q.block_size} * q.items;
+    default: return true;
+  }
+}
+
+Score heuristic(const VariantInfo& v, const void* problem) {
+  const Problem& p = *static_cast<const Problem*>(problem);
+  const Params& q = *static_cast<const Params*>(v.params);
+  const DeviceInfo& d = *p.device;
+  Score s;
+  // enough rows for a block each on every SM, and for a warp each on a
+  // quarter of the resident warps
+  const bool rows_fill_blocks = p.batch >= 2 * int64_t{d.sm_count};
+  const bool rows_fill_warps = p.batch * 32 * 4 >= int64_t{d.sm_count} * d.max_threads_per_sm;
+  switch (q.tier) {
+    case Tier::queue:
+      if (!rows_fill_warps || p.n > 8192) return Score::reject();
+      s.key[0] = 3;
+      s.key[1] = -q.capacity;
+      break;
+    case Tier::block:
+      if (!rows_fill_blocks) return Score::reject();
+      s.key[0] = 2;
+      s.key[1] = -(int64_t{q.block_size} * q.items);  // the tightest row capacity
+      s.key[2] = q.radix;
+      s.key[3] = -q.block_size;
+      break;
+    case Tier::multi:
+      s.key[0] = 1;
+      s.key[1] = q.radix;
+      s.key[2] = q.block_size == 512 ? 1 : 0;
+      break;
+    default: return Score::reject();  // generic: the fallback of select_variant
+  }
+  s.key[4] = q.pack_size;
+  return s;
+}
+
+Plan plan_for(const VariantInfo& v, const Problem& p) {
+  const Params& q = *static_cast<const Params*>(v.params);
+  switch (q.tier) {
+    case Tier::queue: return Plan{};
+    case Tier::block: return plan_block(p);
+    default: return plan_multi(p, q.block_size, q.pack_size, q.radix);
+  }
+}
+
+}  // namespace topk
+}  // namespace kgen

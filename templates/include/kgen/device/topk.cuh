@@ -1,0 +1,504 @@
+// Top-k over the last dim: the kernels of every strategy and their host
+// launchers.  Generated variants instantiate the launchers with fixed
+// parameters (templates/topk_*.cu.j2).
+//   queue  one warp per row; the best 32*C keys so far live in registers,
+//          sorted across the warp; a round of loads is merged in (warp
+//          bitonic sort + bitonic merge) only when some lane holds a key
+//          above the current k-th.  k <= 32*C.
+//   block  one block per row, the row in registers (ITEMS per thread);
+//          radix select with R-bit digits over the keys, then the chosen k
+//          collected and sorted in shared memory.
+//   multi  several blocks per row: a counting pass over the first digit
+//          (the last block to finish picks the bucket on the device), a
+//          filter pass that appends the keys above the bucket and compacts
+//          the bucket's keys, then one block per row finishes the select on
+//          the compacted keys (or the row, when they did not fit) and sorts.
+// When k is too large for one block's sort, the collected keys go through a
+// segmented radix sort (CUB) and an output pass.
+#pragma once
+
+#include "kgen/device/common.cuh"
+#include "kgen/device/topk_block.cuh"
+#include "topk/problem.hpp"
+
+namespace kgen {
+namespace device {
+namespace topk {
+
+using kgen::topk::Plan;
+using kgen::topk::Problem;
+using kgen::topk::RowState;
+using kgen::topk::kCompacted;
+using kgen::topk::kSelected;
+using kgen::topk::kSelecting;
+
+template <class T> constexpr int kSortCapacity = 32768 / sizeof(key_t<T>);
+
+template <class T>
+__device__ __forceinline__ Output output_of(int64_t n, int64_t k, bool largest, bool sorted) {
+  return Output{n, k, largest, sorted};
+}
+
+// Loads the P elements of pack q of a row as order bits; lanes past n get 0
+// (their keys are marked invalid by the caller).
+template <class T, int P>
+__device__ __forceinline__ void load_orders(const T* row, int64_t q, int64_t n, bool largest,
+                                            bits_t<T>* out) {
+  const int64_t e0 = q * P;
+  if (P > 1 && e0 + P <= n) {
+    const Pack<T, P> pk = *reinterpret_cast<const Pack<T, P>*>(row + e0);
+#pragma unroll
+    for (int j = 0; j < P; ++j) out[j] = order_bits(pk.v[j], largest);
+  } else {
+#pragma unroll
+    for (int j = 0; j < P; ++j) out[j] = e0 + j < n ? order_bits(row[e0 + j], largest) : bits_t<T>(0);
+  }
+}
+
+// ---- block: one block per row, the row in registers -------------------------
+
+template <class T, int BLOCK, int ITEMS, int R, int P>
+__global__ void __launch_bounds__(BLOCK)
+    block_kernel(const T* __restrict__ x, T* __restrict__ values, int64_t* __restrict__ indices,
+                 key_t<T>* global_keys, int* offsets, int64_t batch, Output o) {
+  using Key = key_t<T>;
+  using Bits = bits_t<T>;
+  constexpr int NP = ITEMS / P;
+  __shared__ SelectShared<BLOCK, R> sh;
+  __shared__ Key sort_keys[kSortCapacity<T>];
+  __shared__ unsigned count;
+  __shared__ Bits kth;
+  const int64_t r = blockIdx.x;
+  const T* row = x + r * o.n;
+  Bits s[NP][P];
+#pragma unroll
+  for (int q = 0; q < NP; ++q) load_orders<T, P>(row, int64_t{q} * BLOCK + threadIdx.x, o.n, o.largest, s[q]);
+  auto each = [&](auto&& f) {
+#pragma unroll
+    for (int q = 0; q < NP; ++q)
+#pragma unroll
+      for (int j = 0; j < P; ++j) {
+        const int64_t e = (int64_t{q} * BLOCK + threadIdx.x) * P + j;
+        f(make_key<T>(s[q][j], static_cast<uint32_t>(e)), e < o.n);
+      }
+  };
+  if (threadIdx.x == 0) {
+    count = 0;
+    kth = ~Bits(0);
+  }
+  const Key t = radix_select<kKeyWidth<T>, R, BLOCK, Key>(each, 0, Key(0), static_cast<unsigned>(o.k), sh);
+  const bool small = o.k <= kSortCapacity<T>;
+  const Collected<T> c{small ? sort_keys : global_keys + r * o.k, &count, &kth};
+  each([&](Key key, bool valid) { collect<T>(c, key, valid && key >= t); });
+  __syncthreads();
+  if (small) finish_in_block<BLOCK, T>(sort_keys, kth, row, values, indices, r, o);
+  else prepare_global_sort<BLOCK, T>(c.keys, kth, offsets, r, batch, o);
+}
+
+// ---- multi: several blocks per row ------------------------------------------
+
+struct MultiArgs {
+  RowState* state;
+  unsigned* hist;      // batch x 2^R counts of the first digit
+  void* selected;      // batch x k keys
+  void* cand;          // batch x candidates keys
+  int* offsets;
+  int64_t batch, candidates;
+};
+
+// Walks this block's share of a row: U rounds of BLOCK packs loaded before
+// any is used; f(key, valid) for each element, called by whole warps.
+template <class T, int BLOCK, int P, int U, class F>
+__device__ __forceinline__ void walk_share(const T* row, int64_t n, bool largest, F&& f) {
+  const int64_t packs = (n + P - 1) / P;
+  const int64_t per = (packs + gridDim.y - 1) / gridDim.y;
+  const int64_t q0 = blockIdx.y * per;
+  const int64_t q1 = q0 + per < packs ? q0 + per : packs;
+  for (int64_t base = q0; base < q1; base += int64_t{BLOCK} * U) {
+    bits_t<T> s[U][P];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int64_t q = base + int64_t{u} * BLOCK + threadIdx.x;
+      if (q < q1) load_orders<T, P>(row, q, n, largest, s[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int j = 0; j < P; ++j) {
+        const int64_t q = base + int64_t{u} * BLOCK + threadIdx.x, e = q * P + j;
+        f(make_key<T>(s[u][j], static_cast<uint32_t>(e)), q < q1 && e < n);
+      }
+  }
+}
+
+template <class Key> __device__ __forceinline__ Key prefix_of(const RowState& st) {
+  if constexpr (sizeof(Key) == 16) return (Key(st.prefix_hi) << 64) | Key(st.prefix_lo);
+  else return Key(st.prefix_lo);
+}
+
+// Appends the lanes' keys that `take` to a list (one atomic per warp).
+template <class Key>
+__device__ __forceinline__ void append(Key* list, unsigned* counter, Key key, bool take) {
+  const unsigned m = __ballot_sync(kFull, take);
+  if (!m) return;
+  const int lane = threadIdx.x % 32, leader = __ffs(m) - 1;
+  unsigned base = 0;
+  if (lane == leader) base = atomicAdd(counter, __popc(m));
+  base = __shfl_sync(kFull, base, leader);
+  if (take) list[base + __popc(m & ((1u << lane) - 1u))] = key;
+}
+
+// The end of a pass over a row: the block adds its counts of digit `l` to
+// the row's, and the last block of the row to finish (all counts in)
+// advances the row: chooses the bucket of digit l among the keys with the
+// decided `prefix`, or moves the row to its next stage.
+template <class T, int BLOCK, int R>
+__device__ void end_pass(RowState& st, unsigned* row_hist, SelectShared<BLOCK, R>& sh, bool counted,
+                         int l, key_t<T> prefix, unsigned want, unsigned next_stage,
+                         int64_t candidates) {
+  using D = Digits<kKeyWidth<T>, R>;
+  __shared__ bool last;
+  if (counted) {
+    __syncthreads();
+    for (int b = threadIdx.x; b < D::kBins; b += BLOCK)
+      if (sh.hist[b]) atomicAdd(&row_hist[b], sh.hist[b]);
+  }
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(&st.arrived, 1u) == gridDim.y - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  if (!counted) {
+    if (threadIdx.x == 0) {
+      st.stage = next_stage;
+      st.arrived = 0;
+    }
+    return;
+  }
+  for (int b = threadIdx.x; b < D::kBins; b += BLOCK) {
+    sh.hist[b] = __ldcg(&row_hist[b]);
+    row_hist[b] = 0;  // for the next digit
+  }
+  __syncthreads();
+  choose_bucket<BLOCK, D::kBins>(sh.hist, want, &sh.choice, sh.scratch);
+  if (threadIdx.x == 0) {
+    const Choice c = sh.choice;
+    const key_t<T> p = (prefix << D::width(l)) | key_t<T>(c.bucket);
+    st.prefix_lo = static_cast<unsigned long long>(p);
+    if constexpr (sizeof(key_t<T>) == 16) st.prefix_hi = static_cast<unsigned long long>(p >> 64);
+    st.level = l + 1;
+    st.remaining = want - c.above;
+    st.done = c.count == want - c.above;
+    st.fits = c.count <= candidates;
+    st.arrived = 0;
+  }
+}
+
+// Digit 0 of every key of the row.
+template <class T, int BLOCK, int R, int P>
+__global__ void __launch_bounds__(BLOCK)
+    multi_count_kernel(const T* __restrict__ x, MultiArgs a, Output o) {
+  using D = Digits<kKeyWidth<T>, R>;
+  __shared__ SelectShared<BLOCK, R> sh;
+  const int64_t r = blockIdx.x;
+  for (int b = threadIdx.x; b < D::kBins; b += BLOCK) sh.hist[b] = 0;
+  __syncthreads();
+  walk_share<T, BLOCK, P, 4>(x + r * o.n, o.n, o.largest, [&](key_t<T> key, bool valid) {
+    count_digit<R>(sh.hist, D::digit(key, 0), valid);
+  });
+  end_pass<T, BLOCK, R>(a.state[r], a.hist + r * D::kBins, sh, true, 0, key_t<T>(0),
+                        static_cast<unsigned>(o.k), kSelecting, a.candidates);
+}
+
+// The pass after digit l-1 was decided, over the keys that had the digits
+// before it: those above its bucket are chosen (appended to the selected
+// list); those in it are appended too when the bucket is all chosen, go to
+// the candidate list when they fit it, else have digit l counted.
+template <class T, int BLOCK, int R, int P>
+__global__ void __launch_bounds__(BLOCK)
+    multi_pass_kernel(const T* __restrict__ x, MultiArgs a, Output o, int l) {
+  using Key = key_t<T>;
+  using D = Digits<kKeyWidth<T>, R>;
+  __shared__ SelectShared<BLOCK, R> sh;
+  const int64_t r = blockIdx.x;
+  RowState& st = a.state[r];
+  if (st.stage != kSelecting) return;  // the whole block: the row is past its digit passes
+  const Key prefix = prefix_of<Key>(st);
+  const Key before = prefix >> D::width(l - 1);
+  const bool done = st.done, fits = st.fits, count = !done && !fits;
+  const unsigned want = st.remaining;
+  Key* sel = static_cast<Key*>(a.selected) + r * o.k;
+  Key* cand = static_cast<Key*>(a.cand) + r * a.candidates;
+  if (count) {
+    for (int b = threadIdx.x; b < D::kBins; b += BLOCK) sh.hist[b] = 0;
+    __syncthreads();
+  }
+  walk_share<T, BLOCK, P, 4>(x + r * o.n, o.n, o.largest, [&](Key key, bool valid) {
+    const bool had = valid && D::in(key, l - 1, before);
+    const Key decided = key >> D::lo(l - 1);
+    const bool in = had && decided == prefix;
+    append(sel, &st.selected, key, (had && decided > prefix) || (done && in));
+    if (fits && !done) append(cand, &st.candidates, key, in);
+    if (count) count_digit<R>(sh.hist, D::digit(key, l), in);
+  });
+  end_pass<T, BLOCK, R>(st, a.hist + r * D::kBins, sh, count, l, prefix, want,
+                        done ? kSelected : kCompacted, a.candidates);
+}
+
+// One block per row: the select among the compacted candidates (when the
+// digit passes stopped there), then the sort and the outputs.
+template <class T, int BLOCK, int R>
+__global__ void __launch_bounds__(BLOCK)
+    multi_finish_kernel(const T* __restrict__ x, T* __restrict__ values,
+                        int64_t* __restrict__ indices, MultiArgs a, Output o) {
+  using Key = key_t<T>;
+  using Bits = bits_t<T>;
+  __shared__ SelectShared<BLOCK, R> sh;
+  __shared__ Key sort_keys[kSortCapacity<T>];
+  __shared__ unsigned count;
+  __shared__ Bits kth;
+  const int64_t r = blockIdx.x;
+  const T* row = x + r * o.n;
+  const RowState st = a.state[r];
+  Key* sel = static_cast<Key*>(a.selected) + r * o.k;
+  const bool small = o.k <= kSortCapacity<T>;
+  if (threadIdx.x == 0) {
+    count = st.selected;
+    kth = ~Bits(0);
+  }
+  __syncthreads();
+  for (unsigned i = threadIdx.x; i < st.selected; i += BLOCK) {
+    const Key key = sel[i];
+    if (small) sort_keys[i] = key;
+    atomic_min_bits(&kth, key_order<T>(key));
+  }
+  const Collected<T> c{small ? sort_keys : sel, &count, &kth};
+  if (st.stage == kCompacted) {
+    const Key* list = static_cast<const Key*>(a.cand) + r * a.candidates;
+    const unsigned m = st.candidates;
+    auto each = [&](auto&& f) {
+      for (unsigned i0 = 0; i0 < m; i0 += BLOCK) {
+        const unsigned i = i0 + threadIdx.x;
+        f(i < m ? list[i] : Key(0), i < m);
+      }
+    };
+    const Key t = radix_select<kKeyWidth<T>, R, BLOCK, Key>(each, static_cast<int>(st.level),
+                                                            prefix_of<Key>(st), st.remaining, sh);
+    each([&](Key key, bool valid) { collect<T>(c, key, valid && key >= t); });
+  }
+  __syncthreads();
+  if (small) finish_in_block<BLOCK, T>(sort_keys, kth, row, values, indices, r, o);
+  else prepare_global_sort<BLOCK, T>(sel, kth, a.offsets, r, a.batch, o);
+}
+
+// ---- queue: one warp per row, the best keys in registers ----------------------
+
+template <class Key> __device__ __forceinline__ Key shfl_xor_key(Key v, int m) {
+  if constexpr (sizeof(Key) == 16) {
+    const uint64_t lo = __shfl_xor_sync(kFull, static_cast<uint64_t>(v), m);
+    const uint64_t hi = __shfl_xor_sync(kFull, static_cast<uint64_t>(v >> 64), m);
+    return (Key(hi) << 64) | Key(lo);
+  } else {
+    return __shfl_xor_sync(kFull, v, m);
+  }
+}
+template <class Key> __device__ __forceinline__ Key shfl_key(Key v, int src) {
+  if constexpr (sizeof(Key) == 16) {
+    const uint64_t lo = __shfl_sync(kFull, static_cast<uint64_t>(v), src);
+    const uint64_t hi = __shfl_sync(kFull, static_cast<uint64_t>(v >> 64), src);
+    return (Key(hi) << 64) | Key(lo);
+  } else {
+    return __shfl_sync(kFull, v, src);
+  }
+}
+
+template <class Key> __device__ __forceinline__ Key kmax(Key a, Key b) { return a > b ? a : b; }
+template <class Key> __device__ __forceinline__ Key kmin(Key a, Key b) { return a > b ? b : a; }
+
+// One bitonic step over the 32*C keys of a warp, position p = j*32 + lane:
+// partners p and p ^ stride; blocks of `size` alternate direction so that
+// the whole ends descending.
+template <int C, class Key>
+__device__ __forceinline__ void bitonic_step(Key (&v)[C], int size, int stride) {
+  const int lane = threadIdx.x % 32;
+  if (stride >= 32) {
+    const int js = stride / 32;
+#pragma unroll
+    for (int j = 0; j < C; ++j) {
+      if (j & js) continue;
+      const bool desc = (((j * 32) + lane) & size) == 0;
+      const Key a = v[j], b = v[j + js];
+      v[j] = desc ? kmax(a, b) : kmin(a, b);
+      v[j + js] = desc ? kmin(a, b) : kmax(a, b);
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < C; ++j) {
+      const Key o = shfl_xor_key(v[j], stride);
+      const bool desc = (((j * 32) + lane) & size) == 0, lower = (lane & stride) == 0;
+      v[j] = lower == desc ? kmax(v[j], o) : kmin(v[j], o);
+    }
+  }
+}
+
+template <int C, class Key> __device__ __forceinline__ void warp_sort(Key (&v)[C]) {
+#pragma unroll
+  for (int size = 2; size <= 32 * C; size *= 2)
+#pragma unroll
+    for (int stride = size / 2; stride > 0; stride /= 2) bitonic_step<C>(v, size, stride);
+}
+
+// v is bitonic: sorts it descending
+template <int C, class Key> __device__ __forceinline__ void warp_merge(Key (&v)[C]) {
+#pragma unroll
+  for (int stride = 16 * C; stride > 0; stride /= 2) bitonic_step<C>(v, 32 * C, stride);
+}
+
+template <int C, class Key> __device__ __forceinline__ Key warp_at(const Key (&v)[C], int p) {
+  Key mine = Key(0);
+#pragma unroll
+  for (int j = 0; j < C; ++j)
+    if (j == p / 32) mine = v[j];
+  return shfl_key(mine, p % 32);
+}
+
+// Merges one key per lane into the warp's sorted list.
+template <int C, class Key> __device__ __forceinline__ void warp_insert(Key (&list)[C], Key key) {
+  Key one[1] = {key};
+  warp_sort<1>(one);
+  const Key rev = shfl_key(one[0], 31 - threadIdx.x % 32);
+  list[C - 1] = kmax(list[C - 1], rev);
+  warp_merge<C>(list);
+}
+
+template <class T, int C, int P, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+    queue_kernel(const T* __restrict__ x, T* __restrict__ values, int64_t* __restrict__ indices,
+                 int64_t batch, Output o) {
+  using Key = key_t<T>;
+  const int64_t r = blockIdx.x * int64_t{BLOCK / 32} + threadIdx.x / 32;
+  if (r >= batch) return;  // whole warps leave
+  const int lane = threadIdx.x % 32;
+  const T* row = x + r * o.n;
+  const int k = static_cast<int>(o.k);
+  Key list[C];
+#pragma unroll
+  for (int j = 0; j < C; ++j) list[j] = Key(0);  // below every real key
+  Key kth = Key(0);
+  for (int64_t base = 0; base < o.n; base += 32 * P) {
+    const int64_t q = base / P + lane;
+    bits_t<T> s[P];
+    load_orders<T, P>(row, q, o.n, o.largest, s);
+#pragma unroll
+    for (int j = 0; j < P; ++j) {
+      const int64_t e = q * P + j;
+      const Key key = make_key<T>(s[j], static_cast<uint32_t>(e));
+      const bool better = e < o.n && key > kth;
+      if (__any_sync(kFull, better)) {
+        warp_insert<C>(list, better ? key : Key(0));
+        kth = warp_at<C>(list, k - 1);
+      }
+    }
+  }
+  if (!o.sorted) {
+    const bits_t<T> kth_order = key_order<T>(kth);
+#pragma unroll
+    for (int j = 0; j < C; ++j)
+      list[j] = j * 32 + lane < k ? unsorted_key<T>(list[j], kth_order) : Key(0);
+    warp_sort<C>(list);
+  }
+#pragma unroll
+  for (int j = 0; j < C; ++j)
+    if (j * 32 + lane < k) emit(row, values, indices, r * o.k + j * 32 + lane, list[j]);
+}
+
+// ---- the segmented sort's output pass -------------------------------------------
+
+template <class T>
+__global__ void emit_sorted_kernel(const T* __restrict__ x, T* __restrict__ values,
+                                   int64_t* __restrict__ indices, const key_t<T>* keys,
+                                   int64_t n, int64_t k, int64_t total) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += int64_t{gridDim.x} * blockDim.x)
+    emit(x + (i / k) * n, values, indices, i, keys[i]);
+}
+
+// ---- launchers ----------------------------------------------------------------------
+
+inline char* region(const Problem& p, std::size_t at) { return static_cast<char*>(p.workspace) + at; }
+
+template <class T>
+cudaError_t sort_in_global(const Problem& p, const Plan& pl, const void* keys, cudaStream_t stream) {
+  const int64_t total = p.batch * p.k;
+  void* sorted = region(p, pl.sorted_keys_at);
+  cudaError_t err = kgen::topk::segmented_sort(
+      static_cast<int>(sizeof(key_t<T>)), keys, sorted, total, p.batch,
+      reinterpret_cast<const int*>(region(p, pl.offsets_at)), region(p, pl.sort_temp_at), pl.sort_temp,
+      stream);
+  if (err != cudaSuccess) return err;
+  const int64_t blocks = (total + 255) / 256 < 4096 ? (total + 255) / 256 : 4096;
+  emit_sorted_kernel<T><<<static_cast<unsigned>(blocks), 256, 0, stream>>>(
+      static_cast<const T*>(p.x), static_cast<T*>(p.values), p.indices,
+      static_cast<const key_t<T>*>(sorted), p.n, p.k, total);
+  return cudaGetLastError();
+}
+
+template <class T, int BLOCK, int ITEMS, int R, int P>
+cudaError_t launch_block(const void* problem, cudaStream_t stream) {
+  const Problem& p = *static_cast<const Problem*>(problem);
+  const Plan pl = kgen::topk::plan_block(p);
+  key_t<T>* keys = pl.bytes ? reinterpret_cast<key_t<T>*>(region(p, pl.selected_at)) : nullptr;
+  int* offsets = pl.bytes ? reinterpret_cast<int*>(region(p, pl.offsets_at)) : nullptr;
+  block_kernel<T, BLOCK, ITEMS, R, P><<<static_cast<unsigned>(p.batch), BLOCK, 0, stream>>>(
+      static_cast<const T*>(p.x), static_cast<T*>(p.values), p.indices, keys, offsets, p.batch,
+      Output{p.n, p.k, p.largest, p.sorted});
+  cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess || kgen::topk::sorts_in_block(p)) return err;
+  return sort_in_global<T>(p, pl, keys, stream);
+}
+
+template <class T, int BLOCK, int R, int P>
+cudaError_t launch_multi(const void* problem, cudaStream_t stream) {
+  const Problem& p = *static_cast<const Problem*>(problem);
+  const Plan pl = kgen::topk::plan_multi(p, BLOCK, P, R);
+  MultiArgs a{reinterpret_cast<RowState*>(region(p, pl.state_at)),
+              reinterpret_cast<unsigned*>(region(p, pl.hist_at)), region(p, pl.selected_at),
+              region(p, pl.cand_at), reinterpret_cast<int*>(region(p, pl.offsets_at)), p.batch,
+              pl.candidates};
+  const Output o{p.n, p.k, p.largest, p.sorted};
+  // the row states and digit counts start at zero
+  cudaError_t err = cudaMemsetAsync(p.workspace, 0, pl.selected_at, stream);
+  if (err != cudaSuccess) return err;
+  const dim3 grid(static_cast<unsigned>(p.batch), static_cast<unsigned>(pl.blocks_per_row));
+  const T* x = static_cast<const T*>(p.x);
+  multi_count_kernel<T, BLOCK, R, P><<<grid, BLOCK, 0, stream>>>(x, a, o);
+  if ((err = cudaGetLastError()) != cudaSuccess) return err;
+  // one pass per digit after the first, and one that appends the last
+  // bucket; a row whose keys went to its candidate list (random data: after
+  // the first pass) skips the rest
+  constexpr int kLevels = Digits<kKeyWidth<T>, R>::kLevels;
+  for (int l = 1; l <= kLevels; ++l) {
+    multi_pass_kernel<T, BLOCK, R, P><<<grid, BLOCK, 0, stream>>>(x, a, o, l);
+    if ((err = cudaGetLastError()) != cudaSuccess) return err;
+  }
+  multi_finish_kernel<T, BLOCK, R><<<static_cast<unsigned>(p.batch), BLOCK, 0, stream>>>(
+      x, static_cast<T*>(p.values), p.indices, a, o);
+  if ((err = cudaGetLastError()) != cudaSuccess || kgen::topk::sorts_in_block(p)) return err;
+  return sort_in_global<T>(p, pl, a.selected, stream);
+}
+
+template <class T, int C, int P>
+cudaError_t launch_queue(const void* problem, cudaStream_t stream) {
+  const Problem& p = *static_cast<const Problem*>(problem);
+  constexpr int kBlock = 128;
+  const int64_t blocks = (p.batch + kBlock / 32 - 1) / (kBlock / 32);
+  queue_kernel<T, C, P, kBlock><<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(
+      static_cast<const T*>(p.x), static_cast<T*>(p.values), p.indices, p.batch,
+      Output{p.n, p.k, p.largest, p.sorted});
+  return cudaGetLastError();
+}
+
+}  // namespace topk
+}  // namespace device
+}  // namespace kgen

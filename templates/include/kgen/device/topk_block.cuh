@@ -1,0 +1,219 @@
+// Block-level pieces of top-k: digit counting, the bucket choice, the radix
+// select loop over any source of keys, and the finish (in-block bitonic sort
+// of the selected k and the output writes).
+#pragma once
+
+#include "kgen/device/topk_keys.cuh"
+
+namespace kgen {
+namespace device {
+namespace topk {
+
+constexpr unsigned kFull = 0xffffffffu;
+
+// Exclusive prefix sum over the threads of a block, in thread order.
+template <int BLOCK>
+__device__ __forceinline__ unsigned block_exclusive_sum(unsigned v, unsigned* scratch) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  unsigned inc = v;
+#pragma unroll
+  for (int d = 1; d < 32; d *= 2) {
+    const unsigned o = __shfl_up_sync(kFull, inc, d);
+    if (lane >= d) inc += o;
+  }
+  if constexpr (BLOCK == 32) return inc - v;
+  if (lane == 31) scratch[warp] = inc;
+  __syncthreads();
+  if (warp == 0) {
+    unsigned w = lane < BLOCK / 32 ? scratch[lane] : 0u, wi = w;
+#pragma unroll
+    for (int d = 1; d < 32; d *= 2) {
+      const unsigned o = __shfl_up_sync(kFull, wi, d);
+      if (lane >= d) wi += o;
+    }
+    if (lane < BLOCK / 32) scratch[lane] = wi - w;
+  }
+  __syncthreads();
+  const unsigned r = scratch[warp] + inc - v;
+  __syncthreads();
+  return r;
+}
+
+// Counts one digit per lane into a shared histogram; called by whole warps.
+// Narrow digits (R <= 4) count with one warp ballot per bin, as PyTorch's
+// 2-bit radix select does; wider ones with shared-memory atomics.
+template <int R>
+__device__ __forceinline__ void count_digit(unsigned* hist, unsigned digit, bool counted) {
+  if constexpr (R <= 4) {
+#pragma unroll
+    for (unsigned b = 0; b < (1u << R); ++b) {
+      const unsigned m = __ballot_sync(kFull, counted && digit == b);
+      if (m && threadIdx.x % 32 == 0) atomicAdd(&hist[b], __popc(m));
+    }
+  } else {
+    if (counted) atomicAdd(&hist[digit], 1u);
+  }
+}
+
+struct Choice {
+  unsigned bucket, above, count;  // the bucket, keys in buckets above it, keys in it
+};
+
+// The bucket holding the `want`-th largest key: buckets scanned from the top
+// (bucket kBins-1), each thread owning a run of them.
+template <int BLOCK, int BINS>
+__device__ __forceinline__ void choose_bucket(const unsigned* hist, unsigned want, Choice* out,
+                                              unsigned* scratch) {
+  constexpr int PER = (BINS + BLOCK - 1) / BLOCK;
+  const int first = threadIdx.x * PER;  // rank from the top of this thread's first bin
+  unsigned local = 0;
+#pragma unroll
+  for (int j = 0; j < PER; ++j)
+    if (first + j < BINS) local += hist[BINS - 1 - (first + j)];
+  unsigned acc = block_exclusive_sum<BLOCK>(local, scratch);
+  if (acc < want && want <= acc + local) {
+#pragma unroll
+    for (int j = 0; j < PER; ++j) {
+      if (first + j >= BINS) break;
+      const unsigned b = BINS - 1 - (first + j), c = hist[b];
+      if (acc + c >= want) {
+        *out = Choice{b, acc, c};
+        break;
+      }
+      acc += c;
+    }
+  }
+  __syncthreads();
+}
+
+template <int BLOCK, int R> struct SelectShared {
+  unsigned hist[1 << R];
+  unsigned scratch[32];
+  Choice choice;
+};
+
+// The radix select loop.  The keys in play are those whose digits before
+// level `level` equal `prefix`; `want` of them are still to be chosen.
+// `each(f)` calls f(key, valid) for every key of the source (whole warps
+// at a time; keys outside the prefix are skipped here).  Returns the
+// threshold: the selection is every key in play >= it, exactly `want` keys.
+template <int W, int R, int BLOCK, class Key, class Each>
+__device__ Key radix_select(Each&& each, int level, Key prefix, unsigned want,
+                            SelectShared<BLOCK, R>& sh) {
+  using D = Digits<W, R>;
+  for (int l = level; l < D::kLevels; ++l) {
+    for (int b = threadIdx.x; b < D::kBins; b += BLOCK) sh.hist[b] = 0;
+    __syncthreads();
+    each([&](Key key, bool valid) {
+      count_digit<R>(sh.hist, D::digit(key, l), valid && D::in(key, l, prefix));
+    });
+    __syncthreads();
+    choose_bucket<BLOCK, D::kBins>(sh.hist, want, &sh.choice, sh.scratch);
+    const Choice c = sh.choice;
+    want -= c.above;
+    prefix = (prefix << D::width(l)) | Key(c.bucket);
+    __syncthreads();  // sh.choice and sh.hist are rewritten next level
+    // every key of the bucket is chosen: its prefix is the threshold (with
+    // distinct keys this is certain at the last level)
+    if (c.count == want) return prefix << D::lo(l);
+  }
+  return prefix;  // not reached: keys are distinct
+}
+
+// Where the selected keys of a row go before the sort: shared memory when
+// the row's k fit one block's sort, else the row's slice of a global list.
+template <class T> struct Collected {
+  key_t<T>* keys;    // smem buffer, or the global list at row * k
+  unsigned* count;   // smem counter
+  bits_t<T>* kth;    // smem: the lowest order bits among the keys (the k-th value)
+};
+
+__device__ __forceinline__ void atomic_min_bits(uint32_t* a, uint32_t v) { atomicMin(a, v); }
+__device__ __forceinline__ void atomic_min_bits(uint64_t* a, uint64_t v) {
+  atomicMin(reinterpret_cast<unsigned long long*>(a), static_cast<unsigned long long>(v));
+}
+
+template <class T>
+__device__ __forceinline__ void collect(const Collected<T>& c, key_t<T> key, bool take) {
+  // one atomic per warp: lanes take consecutive slots
+  const unsigned m = __ballot_sync(kFull, take);
+  if (!m) return;
+  const int lane = threadIdx.x % 32, leader = __ffs(m) - 1;
+  unsigned base = 0;
+  if (lane == leader) base = atomicAdd(c.count, __popc(m));
+  base = __shfl_sync(kFull, base, leader);
+  if (take) {
+    c.keys[base + __popc(m & ((1u << lane) - 1u))] = key;
+    atomic_min_bits(c.kth, key_order<T>(key));
+  }
+}
+
+// Sorts n (a power of two) keys in shared memory, descending.
+template <int BLOCK, class Key>
+__device__ void bitonic_sort_desc(Key* keys, int n) {
+  for (int size = 2; size <= n; size *= 2) {
+    for (int stride = size / 2; stride > 0; stride /= 2) {
+      for (int i = threadIdx.x; i < n / 2; i += BLOCK) {
+        const int a = 2 * i - (i & (stride - 1)), b = a + stride;
+        const Key ka = keys[a], kb = keys[b];
+        const bool first_half = (a & size) == 0;  // sorted descending in the end
+        if (first_half ? ka < kb : ka > kb) {
+          keys[a] = kb;
+          keys[b] = ka;
+        }
+      }
+      __syncthreads();
+    }
+  }
+}
+
+template <class T>
+__device__ __forceinline__ void emit(const T* row, T* values, int64_t* indices, int64_t at,
+                                     key_t<T> key) {
+  const uint32_t i = key_index(key);
+  values[at] = row[i];
+  indices[at] = i;
+}
+
+struct Output {
+  int64_t n, k;
+  bool largest, sorted;
+};
+
+// After the k keys of a row are in shared memory (count == k): orders them
+// (sorted: by key; unsorted: better than the k-th value first, then by
+// index) and writes values and indices.
+template <int BLOCK, class T>
+__device__ void finish_in_block(key_t<T>* keys, bits_t<T> kth, const T* row, T* values,
+                                int64_t* indices, int64_t row_id, const Output& o) {
+  using Key = key_t<T>;
+  const int k = static_cast<int>(o.k);
+  int n = 1;
+  while (n < k) n *= 2;
+  for (int i = threadIdx.x; i < n; i += BLOCK) {
+    if (i >= k) keys[i] = Key(0);  // below every real key
+    else if (!o.sorted) keys[i] = unsorted_key<T>(keys[i], kth);
+  }
+  __syncthreads();
+  if (k > 1) bitonic_sort_desc<BLOCK>(keys, n);
+  for (int i = threadIdx.x; i < k; i += BLOCK)
+    emit(row, values, indices, row_id * o.k + i, keys[i]);
+}
+
+// When k is too large for that: the keys were collected to the row's global
+// list; unsorted output relabels them in place, and the row's sort offset is
+// written for the segmented sort that follows.
+template <int BLOCK, class T>
+__device__ void prepare_global_sort(key_t<T>* keys, bits_t<T> kth, int* offsets, int64_t row_id,
+                                    int64_t batch, const Output& o) {
+  if (!o.sorted)
+    for (int64_t i = threadIdx.x; i < o.k; i += BLOCK) keys[i] = unsorted_key<T>(keys[i], kth);
+  if (threadIdx.x == 0) {
+    offsets[row_id] = static_cast<int>(row_id * o.k);
+    if (row_id == batch - 1) offsets[batch] = static_cast<int>(batch * o.k);
+  }
+}
+
+}  // namespace topk
+}  // namespace device
+}  // namespace kgen

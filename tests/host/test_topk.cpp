@@ -1,0 +1,201 @@
+// Top-k without a GPU: argument validation through the C API, and
+// capability, selection and workspace plans on a described device.  Written
+// against properties (tier, capacity, pack), not names, so it holds at every
+// build level.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "kgen/kgen.h"
+#include "kgen_params.gen.hpp"
+#include "registry.hpp"
+#include "select.hpp"
+#include "topk/problem.hpp"
+
+using kgen::gen::TopkParams;
+using kgen::gen::TopkTier;
+
+namespace {
+
+void expect_error(kgen_status_t got, kgen_status_t want, const std::string& name) {
+  CHECK(got == want);
+  INFO(kgen_last_error());
+  CHECK(std::string(kgen_last_error()).rfind(name, 0) == 0);  // the message starts with the name
+}
+
+const void* addr(uintptr_t offset_bytes) {
+  return reinterpret_cast<const void*>(uintptr_t{1} << 32 | offset_bytes);
+}
+
+struct Picked {
+  const kgen::VariantInfo* v;
+  TopkParams p;
+  kgen::topk::Plan plan;
+};
+
+const kgen::DeviceInfo& h100() {
+  static const kgen::DeviceInfo dev;  // defaults describe an H100 SXM
+  return dev;
+}
+
+kgen::topk::Problem problem(kgen_dtype_t d, int64_t batch, int64_t n, int64_t k, uintptr_t x_off = 0) {
+  return kgen::topk::Problem{d, batch, n, k, true, true, addr(x_off), const_cast<void*>(addr(1u << 30)),
+                             reinterpret_cast<int64_t*>(const_cast<void*>(addr(1u << 31))),
+                             nullptr, 0, &h100()};
+}
+
+Picked pick(kgen_dtype_t d, int64_t batch, int64_t n, int64_t k, uintptr_t x_off = 0) {
+  const kgen::topk::Problem p = problem(d, batch, n, k, x_off);
+  auto sel = kgen::select_variant(kgen::Family::topk, d, h100(), &p, &kgen::topk::heuristic);
+  REQUIRE(sel.variant != nullptr);
+  REQUIRE(sel.variant->supports(*sel.variant, &p));
+  return {sel.variant, *static_cast<const TopkParams*>(sel.variant->params),
+          kgen::topk::plan_for(*sel.variant, p)};
+}
+
+const kgen_dtype_t kDtypes[] = {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16, KGEN_FLOAT64, KGEN_INT32};
+
+}  // namespace
+
+TEST_CASE("topk rejects bad arguments, naming them", "[topk][validation]") {
+  std::vector<float> x(64, 1.5f), values(16, -7.0f);
+  std::vector<int64_t> indices(16, -7);
+  float* v = values.data();
+  int64_t* i = indices.data();
+  expect_error(kgen_topk(static_cast<kgen_dtype_t>(11), 2, 8, 2, 1, 1, x.data(), v, i, nullptr, 0, nullptr),
+               KGEN_ERROR_INVALID_ARGUMENT, "dtype:");
+  expect_error(kgen_topk(KGEN_INT64, 2, 8, 2, 1, 1, x.data(), v, i, nullptr, 0, nullptr),
+               KGEN_ERROR_INVALID_ARGUMENT, "dtype:");
+  expect_error(kgen_topk(KGEN_FLOAT32, -1, 8, 2, 1, 1, x.data(), v, i, nullptr, 0, nullptr),
+               KGEN_ERROR_INVALID_ARGUMENT, "batch:");
+  expect_error(kgen_topk(KGEN_FLOAT32, 2, -8, 2, 1, 1, x.data(), v, i, nullptr, 0, nullptr),
+               KGEN_ERROR_INVALID_ARGUMENT, "n:");
+  expect_error(kgen_topk(KGEN_FLOAT32, 2, 8, -1, 1, 1, x.data(), v, i, nullptr, 0, nullptr),
+               KGEN_ERROR_INVALID_ARGUMENT, "k:");
+  expect_error(kgen_topk(KGEN_FLOAT32, 2, 8, 9, 1, 1, x.data(), v, i, nullptr, 0, nullptr),
+               KGEN_ERROR_INVALID_ARGUMENT, "k:");
+  // k > n is an error even when there are no rows, as in PyTorch
+  expect_error(kgen_topk(KGEN_FLOAT32, 0, 8, 9, 1, 1, x.data(), v, i, nullptr, 0, nullptr),
+               KGEN_ERROR_INVALID_ARGUMENT, "k:");
+  expect_error(kgen_topk(KGEN_FLOAT32, 1, int64_t{1} << 32, 2, 1, 1, x.data(), v, i, nullptr, 0, nullptr),
+               KGEN_ERROR_UNSUPPORTED, "n:");
+  expect_error(kgen_topk(KGEN_FLOAT32, 2, 8, 2, 1, 1, nullptr, v, i, nullptr, 0, nullptr),
+               KGEN_ERROR_INVALID_ARGUMENT, "x:");
+  expect_error(kgen_topk(KGEN_FLOAT32, 2, 8, 2, 1, 1, x.data(), nullptr, i, nullptr, 0, nullptr),
+               KGEN_ERROR_INVALID_ARGUMENT, "values:");
+  expect_error(kgen_topk(KGEN_FLOAT32, 2, 8, 2, 1, 1, x.data(), v, nullptr, nullptr, 0, nullptr),
+               KGEN_ERROR_INVALID_ARGUMENT, "indices:");
+  expect_error(kgen_topk(KGEN_FLOAT32, 2, 8, 2, 1, 1, x.data(), reinterpret_cast<char*>(v) + 1, i,
+                         nullptr, 0, nullptr),
+               KGEN_ERROR_INVALID_ARGUMENT, "values:");
+  expect_error(kgen_topk(KGEN_FLOAT32, 2, 8, 2, 1, 1, x.data(), x.data() + 4, i, nullptr, 0, nullptr),
+               KGEN_ERROR_INVALID_ARGUMENT, "values:");  // overlaps x
+  expect_error(kgen_topk(KGEN_FLOAT32, 2, 8, 2, 1, 1, x.data(), v, reinterpret_cast<int64_t*>(v), nullptr,
+                         0, nullptr),
+               KGEN_ERROR_INVALID_ARGUMENT, "indices:");  // overlaps values
+  expect_error(kgen_topk_variant("topk_nope", KGEN_FLOAT32, 2, 8, 2, 1, 1, x.data(), v, i, nullptr, 0, nullptr),
+               KGEN_ERROR_UNSUPPORTED, "variant:");
+  size_t bytes = 0;
+  expect_error(kgen_topk_workspace_size(nullptr, KGEN_FLOAT32, 2, 8, 9, 1, 1, x.data(), &bytes),
+               KGEN_ERROR_INVALID_ARGUMENT, "k:");
+  expect_error(kgen_topk_workspace_size(nullptr, KGEN_FLOAT32, 2, 8, 2, 1, 1, x.data(), nullptr),
+               KGEN_ERROR_INVALID_ARGUMENT, "bytes:");
+  for (float f : values) CHECK(f == -7.0f);
+  for (int64_t j : indices) CHECK(j == -7);
+}
+
+TEST_CASE("k == 0 and batch == 0 are no-ops that need no GPU and no workspace", "[topk][validation]") {
+  std::vector<float> x(64, 1.5f);
+  CHECK(kgen_topk(KGEN_FLOAT32, 4, 16, 0, 1, 1, x.data(), nullptr, nullptr, nullptr, 0, nullptr) == KGEN_OK);
+  CHECK(kgen_topk(KGEN_FLOAT32, 0, 16, 3, 1, 1, nullptr, nullptr, nullptr, nullptr, 0, nullptr) == KGEN_OK);
+  size_t bytes = 99;
+  const char* name = nullptr;
+  CHECK(kgen_topk_workspace_size(nullptr, KGEN_FLOAT32, 4, 16, 0, 1, 1, x.data(), &bytes) == KGEN_OK);
+  CHECK(bytes == 0);
+  CHECK(kgen_topk_selected(KGEN_FLOAT32, 0, 16, 3, 1, 1, nullptr, &name) == KGEN_OK);
+  CHECK(std::string(name).empty());
+}
+
+TEST_CASE("every dtype has a generic topk variant", "[topk][registry]") {
+  for (kgen_dtype_t d : kDtypes) {
+    int generic = 0;
+    for (const kgen::VariantInfo* v : kgen::Registry::of(kgen::Family::topk, d)) generic += v->generic;
+    CHECK(generic == 1);
+  }
+}
+
+TEST_CASE("capability: queue holds k <= 32 x capacity, block rows up to its size, packs need alignment",
+          "[topk][supports]") {
+  for (kgen_dtype_t d : kDtypes) {
+    for (const kgen::VariantInfo* v : kgen::Registry::of(kgen::Family::topk, d)) {
+      const auto& q = *static_cast<const TopkParams*>(v->params);
+      INFO(v->name);
+      const int64_t cap = q.tier == TopkTier::block ? int64_t{q.block_size} * q.items : 1 << 20;
+      const int64_t kmax = q.tier == TopkTier::queue ? 32 * q.capacity : 1000;
+      auto p = problem(d, 7, cap, kmax);
+      CHECK(v->supports(*v, &p));
+      if (q.tier == TopkTier::block) {
+        p = problem(d, 7, cap + q.pack_size, 8);
+        CHECK_FALSE(v->supports(*v, &p));
+      }
+      if (q.tier == TopkTier::queue) {
+        p = problem(d, 7, 4096, kmax + 1);
+        CHECK_FALSE(v->supports(*v, &p));
+      }
+      if (q.pack_size > 1 && !v->generic) {
+        p = problem(d, 7, cap, 8, kgen_dtype_size(d));  // x one element off
+        CHECK_FALSE(v->supports(*v, &p));
+        p = problem(d, 7, cap - 1, 8);  // rows not a multiple of the pack
+        CHECK_FALSE(v->supports(*v, &p));
+      }
+      p = problem(d == KGEN_FLOAT32 ? KGEN_FLOAT16 : KGEN_FLOAT32, 7, 64, 8);
+      CHECK_FALSE(v->supports(*v, &p));  // another dtype's variant
+    }
+  }
+}
+
+TEST_CASE("selection: few long rows go to the multi-block select, misaligned rows to pack 1",
+          "[topk][select]") {
+  for (kgen_dtype_t d : kDtypes) {
+    const Picked one = pick(d, 1, int64_t{1} << 24, 64);
+    CHECK((one.p.tier == TopkTier::multi || one.p.tier == TopkTier::generic));
+    CHECK(one.plan.bytes > 0);
+    const Picked odd = pick(d, 1, (int64_t{1} << 20) + 1, 64);
+    CHECK(odd.p.pack_size == 1);
+    const Picked off = pick(d, 1, int64_t{1} << 20, 64, kgen_dtype_size(d));
+    CHECK(off.p.pack_size == 1);
+  }
+}
+
+TEST_CASE("selection among the default set: queue or block for many short rows", "[topk][select][default-set]") {
+  for (kgen_dtype_t d : kDtypes) {
+    const Picked many = pick(d, 16384, 1024, 8);
+    CHECK((many.p.tier == TopkTier::queue || many.p.tier == TopkTier::block));
+    CHECK(many.plan.bytes == 0);
+    if (d == KGEN_FLOAT64) continue;  // float64 rows in registers stop at 16384
+    const Picked rows = pick(d, 1024, 32768, 64);
+    CHECK(rows.p.tier == TopkTier::block);
+    CHECK(int64_t{rows.p.block_size} * rows.p.items >= 32768);
+  }
+}
+
+TEST_CASE("the multi-block plan: aligned, disjoint regions sized for the batch", "[topk][plan]") {
+  auto p = problem(KGEN_FLOAT32, 3, 1 << 20, 100);
+  const kgen::topk::Plan pl = kgen::topk::plan_multi(p, 512, 4, 11);
+  CHECK(pl.blocks_per_row >= 1);
+  CHECK(pl.state >= 3 * sizeof(kgen::topk::RowState));
+  CHECK(pl.hist == 3 * 2048 * sizeof(unsigned));
+  CHECK(pl.selected == 3 * 100 * 8);
+  CHECK(pl.cand == static_cast<size_t>(3 * pl.candidates * 8));
+  CHECK(pl.candidates == 65536);
+  const size_t at[] = {pl.state_at, pl.hist_at, pl.selected_at, pl.cand_at};
+  const size_t size[] = {pl.state, pl.hist, pl.selected, pl.cand};
+  for (int i = 0; i < 4; ++i) {
+    CHECK(at[i] % 256 == 0);
+    if (i > 0) CHECK(at[i] >= at[i - 1] + size[i - 1]);
+  }
+  CHECK(pl.bytes >= pl.cand_at + pl.cand);
+  // short rows: a candidate list of the whole row at most
+  CHECK(kgen::topk::multi_candidates(problem(KGEN_FLOAT32, 1, 1000, 10)) == 1000);
+}
