@@ -622,7 +622,9 @@ int bench_topk(const Options& o) {
     for (const TopkCase& c : kTopkCases) {
       const int64_t n = c.batch * c.n;
       const size_t bytes = static_cast<size_t>(n) * e;
-      const size_t out_bytes = static_cast<size_t>(c.batch * c.k) * (e + 8);
+      // values, then the indices from the next 256-byte boundary
+      const size_t idx_at = (static_cast<size_t>(c.batch * c.k) * e + 255) / 256 * 256;
+      const size_t out_bytes = idx_at + static_cast<size_t>(c.batch * c.k) * 8;
       const int sets = run.sets_for(bytes);
       const std::string shape = topk_shape(c);
       const double copy = copy_row(run, o, dname, shape, bytes, d);
@@ -652,7 +654,7 @@ int bench_topk(const Options& o) {
           run, o, base, copy, sets, candidates(selected, "topk", dname, o.variants), static_cast<double>(bytes),
           [&](const char* v, int s) {
             return kgen_topk_variant(v, d, c.batch, c.n, c.k, 1, 1, b.xs[s], b.ys[s],
-                                     reinterpret_cast<int64_t*>(static_cast<char*>(b.ys[s]) + c.batch * c.k * e),
+                                     reinterpret_cast<int64_t*>(static_cast<char*>(b.ys[s]) + idx_at),
                                      ws, ws_bytes, nullptr);
           },
           hopeless);
