@@ -187,7 +187,7 @@ TEST_CASE("the multi-block plan: aligned, disjoint regions sized for the batch",
   CHECK(pl.state >= 3 * sizeof(kgen::topk::RowState));
   CHECK(pl.hist == 3 * 2048 * sizeof(unsigned));
   CHECK(pl.selected == 3 * 100 * 8);
-  CHECK(pl.cand == static_cast<size_t>(3 * pl.candidates * 8));
+  CHECK(pl.cand == static_cast<size_t>(2 * 3 * pl.candidates * 8));  // two lists a row
   CHECK(pl.candidates == 65536);
   const size_t at[] = {pl.state_at, pl.hist_at, pl.selected_at, pl.cand_at};
   const size_t size[] = {pl.state, pl.hist, pl.selected, pl.cand};

@@ -55,19 +55,20 @@ struct Plan {
 };
 
 // Per-row state of the multi-block select (workspace, zeroed each call).
-// stage: selecting (digit passes go on), selected (the row's k keys are in
-// its selected list), compacted (the keys still in play are in its
-// candidate list; the finishing block selects among them).
-enum : unsigned { kSelecting = 0, kSelected = 1, kCompacted = 2 };
+// stage: row (the keys in play are found by reading the row), list (they
+// are in candidate list `cur`), selected (the row's k keys are in its
+// selected list), small (the keys in play, in list `cur`, and the selected
+// ones fit one block's sort: the finishing block sorts them all).
+enum : unsigned { kRow = 0, kList = 1, kSelected = 2, kSmall = 3 };
 struct alignas(16) RowState {
   unsigned arrived;     // blocks of the current pass done
   unsigned selected;    // keys appended to the row's selected list
-  unsigned candidates;  // keys appended to the row's candidate list
-  unsigned stage;
+  unsigned listed[2];   // keys in each candidate list
+  unsigned stage, cur;
   unsigned level;       // digits decided
   unsigned remaining;   // keys still to choose among those with the decided digits
-  unsigned done;        // the bucket of the last decided digit is all chosen
-  unsigned fits;        // that bucket fits the candidate list
+  unsigned count;       // keys with the decided digits
+  unsigned done;        // they are all chosen
   unsigned long long prefix_lo, prefix_hi;  // the decided digits
 };
 
@@ -121,12 +122,12 @@ inline int64_t multi_blocks_per_row(const Problem& p, int block, int pack) {
   return bpr < 1 ? 1 : bpr;
 }
 
-// A row's candidate list takes the keys still in play once they are at most
-// an eighth of the row and 65536 (random data: n / 2^radix after the first
-// digit): one block finishes the select on them.  Until then each digit
-// is a pass of all the row's blocks.
+// A row's two candidate lists take the keys still in play once they are at
+// most a sixteenth of the row and 65536 (random data: n / 2^radix after the
+// first digit); later digit passes read the list, not the row, and write the
+// keys still in play to the other list.  Until then each pass reads the row.
 inline int64_t multi_candidates(const Problem& p) {
-  int64_t c = p.n / 8;
+  int64_t c = p.n / 16;
   if (c > 65536) c = 65536;
   if (c < 4096) c = 4096;
   return c < p.n ? c : p.n;
@@ -139,7 +140,7 @@ inline Plan plan_multi(const Problem& p, int block, int pack, int radix) {
   pl.state = static_cast<std::size_t>(p.batch) * sizeof(RowState);
   pl.hist = static_cast<std::size_t>(p.batch) * (std::size_t{1} << radix) * sizeof(unsigned);
   pl.selected = static_cast<std::size_t>(p.batch * p.k) * key_bytes(p.dtype);
-  pl.cand = static_cast<std::size_t>(p.batch * pl.candidates) * key_bytes(p.dtype);
+  pl.cand = 2 * static_cast<std::size_t>(p.batch * pl.candidates) * key_bytes(p.dtype);
   plan_sort(pl, p);
   lay_out(pl);
   return pl;

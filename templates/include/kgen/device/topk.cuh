@@ -28,9 +28,6 @@ namespace topk {
 using kgen::topk::Plan;
 using kgen::topk::Problem;
 using kgen::topk::RowState;
-using kgen::topk::kCompacted;
-using kgen::topk::kSelected;
-using kgen::topk::kSelecting;
 
 template <class T> constexpr int kSortCapacity = 32768 / sizeof(key_t<T>);
 
@@ -64,8 +61,9 @@ __global__ void __launch_bounds__(BLOCK)
   using Key = key_t<T>;
   using Bits = bits_t<T>;
   constexpr int NP = ITEMS / P;
+  constexpr int CAP = kSortCapacity<T>;
   __shared__ SelectShared<BLOCK, R> sh;
-  __shared__ Key sort_keys[kSortCapacity<T>];
+  __shared__ Key sort_keys[CAP];
   __shared__ unsigned count;
   __shared__ Bits kth;
   const int64_t r = blockIdx.x;
@@ -86,12 +84,47 @@ __global__ void __launch_bounds__(BLOCK)
     count = 0;
     kth = ~Bits(0);
   }
+  // Small k: the k-th largest of the threads' largest keys bounds the row's
+  // k-th from below (k threads hold a key at least that large).  The keys
+  // above the bound are few (random rows: about k), so they are gathered
+  // and sorted instead of counting every key of the row per digit, which
+  // is bound by shared-memory atomics on rows whose values share their top
+  // bits (H100, 1024 x 32768 float32, k 64: 222 us counting every key).
+  const int64_t holders = (o.n + P - 1) / P < BLOCK ? (o.n + P - 1) / P : BLOCK;
+  if (2 * o.k <= BLOCK && o.k <= holders) {
+    Key top = Key(0);
+    each([&](Key key, bool valid) {
+      if (valid && key > top) top = key;
+    });
+    auto each_top = [&](auto&& f) { f(top, top != Key(0)); };
+    const Key bound = radix_select<kKeyWidth<T>, R, BLOCK, Key>(each_top, 0, Key(0),
+                                                                static_cast<unsigned>(o.k), sh);
+    each([&](Key key, bool valid) {
+      const bool take = valid && key >= bound;
+      const unsigned m = __ballot_sync(kFull, take);
+      if (!m) return;
+      const int lane = threadIdx.x % 32, leader = __ffs(m) - 1;
+      unsigned base = 0;
+      if (lane == leader) base = atomicAdd(&count, __popc(m));
+      base = __shfl_sync(kFull, base, leader);
+      const unsigned at = base + __popc(m & ((1u << lane) - 1u));
+      if (take && at < CAP) sort_keys[at] = key;
+    });
+    __syncthreads();
+    const unsigned m = count;
+    if (m <= CAP) {
+      finish_candidates<BLOCK, T>(sort_keys, static_cast<int>(m), row, values, indices, r, o);
+      return;
+    }
+    __syncthreads();  // too many above the bound (a row of few distinct values): count digits
+    if (threadIdx.x == 0) count = 0;
+  }
   const Key t = radix_select<kKeyWidth<T>, R, BLOCK, Key>(each, 0, Key(0), static_cast<unsigned>(o.k), sh);
-  const bool small = o.k <= kSortCapacity<T>;
+  const bool small = o.k <= CAP;
   const Collected<T> c{small ? sort_keys : global_keys + r * o.k, &count, &kth};
   each([&](Key key, bool valid) { collect<T>(c, key, valid && key >= t); });
   __syncthreads();
-  if (small) finish_in_block<BLOCK, T>(sort_keys, kth, row, values, indices, r, o);
+  if (small) finish_candidates<BLOCK, T>(sort_keys, static_cast<int>(o.k), row, values, indices, r, o);
   else prepare_global_sort<BLOCK, T>(c.keys, kth, offsets, r, batch, o);
 }
 
@@ -148,14 +181,14 @@ __device__ __forceinline__ void append(Key* list, unsigned* counter, Key key, bo
   if (take) list[base + __popc(m & ((1u << lane) - 1u))] = key;
 }
 
-// The end of a pass over a row: the block adds its counts of digit `l` to
-// the row's, and the last block of the row to finish (all counts in)
-// advances the row: chooses the bucket of digit l among the keys with the
-// decided `prefix`, or moves the row to its next stage.
+// The end of a digit pass over a row: the block adds its counts of digit l
+// to the row's, and the last block of the row to finish (all counts in)
+// advances the row to `next` stage, choosing the bucket of digit l among
+// the keys with the decided `prefix` when it counted.
 template <class T, int BLOCK, int R>
 __device__ void end_pass(RowState& st, unsigned* row_hist, SelectShared<BLOCK, R>& sh, bool counted,
-                         int l, key_t<T> prefix, unsigned want, unsigned next_stage,
-                         int64_t candidates) {
+                         int l, key_t<T> prefix, unsigned want, unsigned next, unsigned next_cur,
+                         int freed_list) {
   using D = Digits<kKeyWidth<T>, R>;
   __shared__ bool last;
   if (counted) {
@@ -169,28 +202,28 @@ __device__ void end_pass(RowState& st, unsigned* row_hist, SelectShared<BLOCK, R
   __syncthreads();
   if (!last) return;
   __threadfence();
-  if (!counted) {
-    if (threadIdx.x == 0) {
-      st.stage = next_stage;
-      st.arrived = 0;
+  if (counted) {
+    for (int b = threadIdx.x; b < D::kBins; b += BLOCK) {
+      sh.hist[b] = __ldcg(&row_hist[b]);
+      row_hist[b] = 0;  // for the next digit
     }
-    return;
+    __syncthreads();
+    choose_bucket<BLOCK, D::kBins>(sh.hist, want, &sh.choice, sh.scratch);
   }
-  for (int b = threadIdx.x; b < D::kBins; b += BLOCK) {
-    sh.hist[b] = __ldcg(&row_hist[b]);
-    row_hist[b] = 0;  // for the next digit
-  }
-  __syncthreads();
-  choose_bucket<BLOCK, D::kBins>(sh.hist, want, &sh.choice, sh.scratch);
   if (threadIdx.x == 0) {
-    const Choice c = sh.choice;
-    const key_t<T> p = (prefix << D::width(l)) | key_t<T>(c.bucket);
-    st.prefix_lo = static_cast<unsigned long long>(p);
-    if constexpr (sizeof(key_t<T>) == 16) st.prefix_hi = static_cast<unsigned long long>(p >> 64);
-    st.level = l + 1;
-    st.remaining = want - c.above;
-    st.done = c.count == want - c.above;
-    st.fits = c.count <= candidates;
+    if (counted) {
+      const Choice c = sh.choice;
+      const key_t<T> p = (prefix << D::width(l)) | key_t<T>(c.bucket);
+      st.prefix_lo = static_cast<unsigned long long>(p);
+      if constexpr (sizeof(key_t<T>) == 16) st.prefix_hi = static_cast<unsigned long long>(p >> 64);
+      st.level = l + 1;
+      st.remaining = want - c.above;
+      st.count = c.count;
+      st.done = c.count == want - c.above;
+    }
+    if (freed_list >= 0) st.listed[freed_list] = 0;
+    st.stage = next;
+    st.cur = next_cur;
     st.arrived = 0;
   }
 }
@@ -208,13 +241,15 @@ __global__ void __launch_bounds__(BLOCK)
     count_digit<R>(sh.hist, D::digit(key, 0), valid);
   });
   end_pass<T, BLOCK, R>(a.state[r], a.hist + r * D::kBins, sh, true, 0, key_t<T>(0),
-                        static_cast<unsigned>(o.k), kSelecting, a.candidates);
+                        static_cast<unsigned>(o.k), kgen::topk::kRow, 0, -1);
 }
 
 // The pass after digit l-1 was decided, over the keys that had the digits
-// before it: those above its bucket are chosen (appended to the selected
-// list); those in it are appended too when the bucket is all chosen, go to
-// the candidate list when they fit it, else have digit l counted.
+// before it (read from the row, or from the candidate list that holds
+// them): those above its bucket are chosen (appended to the selected list);
+// those in it are chosen too when the bucket is all chosen; else they go to
+// the other candidate list when they fit it, and have digit l counted
+// unless they and the chosen fit the finishing block's sort.
 template <class T, int BLOCK, int R, int P>
 __global__ void __launch_bounds__(BLOCK)
     multi_pass_kernel(const T* __restrict__ x, MultiArgs a, Output o, int l) {
@@ -223,73 +258,76 @@ __global__ void __launch_bounds__(BLOCK)
   __shared__ SelectShared<BLOCK, R> sh;
   const int64_t r = blockIdx.x;
   RowState& st = a.state[r];
-  if (st.stage != kSelecting) return;  // the whole block: the row is past its digit passes
+  const unsigned stage = st.stage;
+  if (stage != kgen::topk::kRow && stage != kgen::topk::kList) return;  // the whole block
   const Key prefix = prefix_of<Key>(st);
   const Key before = prefix >> D::width(l - 1);
-  const bool done = st.done, fits = st.fits, count = !done && !fits;
-  const unsigned want = st.remaining;
+  const bool done = st.done;
+  const bool small = !done && int64_t{st.count} + o.k <= kSortCapacity<T>;
+  const bool fits = !done && st.count <= a.candidates;
+  const bool count = !done && !small;
+  const unsigned want = st.remaining, cur = st.cur;
   Key* sel = static_cast<Key*>(a.selected) + r * o.k;
-  Key* cand = static_cast<Key*>(a.cand) + r * a.candidates;
+  Key* lists = static_cast<Key*>(a.cand) + r * 2 * a.candidates;
+  Key* next_list = lists + (1 - cur) * a.candidates;
   if (count) {
     for (int b = threadIdx.x; b < D::kBins; b += BLOCK) sh.hist[b] = 0;
     __syncthreads();
   }
-  walk_share<T, BLOCK, P, 4>(x + r * o.n, o.n, o.largest, [&](Key key, bool valid) {
+  auto visit = [&](Key key, bool valid) {
     const bool had = valid && D::in(key, l - 1, before);
     const Key decided = key >> D::lo(l - 1);
     const bool in = had && decided == prefix;
     append(sel, &st.selected, key, (had && decided > prefix) || (done && in));
-    if (fits && !done) append(cand, &st.candidates, key, in);
+    if (fits) append(next_list, &st.listed[1 - cur], key, in);
     if (count) count_digit<R>(sh.hist, D::digit(key, l), in);
-  });
-  end_pass<T, BLOCK, R>(st, a.hist + r * D::kBins, sh, count, l, prefix, want,
-                        done ? kSelected : kCompacted, a.candidates);
+  };
+  if (stage == kgen::topk::kRow) {
+    walk_share<T, BLOCK, P, 4>(x + r * o.n, o.n, o.largest, visit);
+  } else {
+    const Key* list = lists + cur * a.candidates;
+    const unsigned m = st.listed[cur];
+    for (unsigned i0 = blockIdx.y * BLOCK; i0 < m; i0 += gridDim.y * BLOCK) {
+      const unsigned i = i0 + threadIdx.x;
+      visit(i < m ? list[i] : Key(0), i < m);
+    }
+  }
+  const unsigned next = done ? kgen::topk::kSelected
+                             : small ? kgen::topk::kSmall
+                             : fits ? kgen::topk::kList : kgen::topk::kRow;
+  end_pass<T, BLOCK, R>(st, a.hist + r * D::kBins, sh, count, l, prefix, want, next,
+                        fits ? 1 - cur : cur, stage == kgen::topk::kList ? static_cast<int>(cur) : -1);
 }
 
-// One block per row: the select among the compacted candidates (when the
-// digit passes stopped there), then the sort and the outputs.
+// One block per row: the chosen keys (and, from a small stage, the keys
+// still in play) sorted, the first k written.
 template <class T, int BLOCK, int R>
 __global__ void __launch_bounds__(BLOCK)
     multi_finish_kernel(const T* __restrict__ x, T* __restrict__ values,
                         int64_t* __restrict__ indices, MultiArgs a, Output o) {
   using Key = key_t<T>;
   using Bits = bits_t<T>;
-  __shared__ SelectShared<BLOCK, R> sh;
   __shared__ Key sort_keys[kSortCapacity<T>];
-  __shared__ unsigned count;
   __shared__ Bits kth;
   const int64_t r = blockIdx.x;
   const T* row = x + r * o.n;
   const RowState st = a.state[r];
   Key* sel = static_cast<Key*>(a.selected) + r * o.k;
-  const bool small = o.k <= kSortCapacity<T>;
-  if (threadIdx.x == 0) {
-    count = st.selected;
-    kth = ~Bits(0);
+  if (o.k <= kSortCapacity<T>) {
+    const unsigned s = st.selected;
+    const unsigned m = st.stage == kgen::topk::kSmall ? st.listed[st.cur] : 0u;
+    const Key* list = static_cast<const Key*>(a.cand) + (r * 2 + st.cur) * a.candidates;
+    for (unsigned i = threadIdx.x; i < s + m; i += BLOCK) sort_keys[i] = i < s ? sel[i] : list[i - s];
+    __syncthreads();
+    finish_candidates<BLOCK, T>(sort_keys, static_cast<int>(s + m), row, values, indices, r, o);
+    return;
   }
+  // k past one block's sort: the row's k keys are all in its selected list
+  if (threadIdx.x == 0) kth = ~Bits(0);
   __syncthreads();
-  for (unsigned i = threadIdx.x; i < st.selected; i += BLOCK) {
-    const Key key = sel[i];
-    if (small) sort_keys[i] = key;
-    atomic_min_bits(&kth, key_order<T>(key));
-  }
-  const Collected<T> c{small ? sort_keys : sel, &count, &kth};
-  if (st.stage == kCompacted) {
-    const Key* list = static_cast<const Key*>(a.cand) + r * a.candidates;
-    const unsigned m = st.candidates;
-    auto each = [&](auto&& f) {
-      for (unsigned i0 = 0; i0 < m; i0 += BLOCK) {
-        const unsigned i = i0 + threadIdx.x;
-        f(i < m ? list[i] : Key(0), i < m);
-      }
-    };
-    const Key t = radix_select<kKeyWidth<T>, R, BLOCK, Key>(each, static_cast<int>(st.level),
-                                                            prefix_of<Key>(st), st.remaining, sh);
-    each([&](Key key, bool valid) { collect<T>(c, key, valid && key >= t); });
-  }
+  for (int64_t i = threadIdx.x; i < o.k; i += BLOCK) atomic_min_bits(&kth, key_order<T>(sel[i]));
   __syncthreads();
-  if (small) finish_in_block<BLOCK, T>(sort_keys, kth, row, values, indices, r, o);
-  else prepare_global_sort<BLOCK, T>(sel, kth, a.offsets, r, a.batch, o);
+  prepare_global_sort<BLOCK, T>(sel, kth, a.offsets, r, a.batch, o);
 }
 
 // ---- queue: one warp per row, the best keys in registers ----------------------

@@ -180,22 +180,31 @@ struct Output {
   bool largest, sorted;
 };
 
-// After the k keys of a row are in shared memory (count == k): orders them
-// (sorted: by key; unsorted: better than the k-th value first, then by
-// index) and writes values and indices.
+// With m >= k candidate keys of a row in shared memory, among them the
+// row's k best: sorts them (descending), keeps the first k, orders those as
+// asked (sorted: by key; unsorted: better than the k-th value first, then
+// by index) and writes values and indices.  `keys` holds the next power of
+// two >= m.
 template <int BLOCK, class T>
-__device__ void finish_in_block(key_t<T>* keys, bits_t<T> kth, const T* row, T* values,
-                                int64_t* indices, int64_t row_id, const Output& o) {
+__device__ void finish_candidates(key_t<T>* keys, int m, const T* row, T* values, int64_t* indices,
+                                  int64_t row_id, const Output& o) {
   using Key = key_t<T>;
   const int k = static_cast<int>(o.k);
   int n = 1;
-  while (n < k) n *= 2;
-  for (int i = threadIdx.x; i < n; i += BLOCK) {
-    if (i >= k) keys[i] = Key(0);  // below every real key
-    else if (!o.sorted) keys[i] = unsorted_key<T>(keys[i], kth);
-  }
+  while (n < m) n *= 2;
+  for (int i = m + threadIdx.x; i < n; i += BLOCK) keys[i] = Key(0);  // below every real key
   __syncthreads();
-  if (k > 1) bitonic_sort_desc<BLOCK>(keys, n);
+  if (n > 1) bitonic_sort_desc<BLOCK>(keys, n);
+  if (!o.sorted) {
+    const bits_t<T> kth = key_order<T>(keys[k - 1]);
+    int nk = 1;
+    while (nk < k) nk *= 2;
+    __syncthreads();  // every thread has read the k-th
+    for (int i = threadIdx.x; i < nk; i += BLOCK)
+      keys[i] = i < k ? unsorted_key<T>(keys[i], kth) : Key(0);
+    __syncthreads();
+    if (nk > 1) bitonic_sort_desc<BLOCK>(keys, nk);
+  }
   for (int i = threadIdx.x; i < k; i += BLOCK)
     emit(row, values, indices, row_id * o.k + i, keys[i]);
 }
