@@ -41,7 +41,10 @@ __device__ __forceinline__ unsigned block_exclusive_sum(unsigned v, unsigned* sc
 
 // Counts one digit per lane into a shared histogram; called by whole warps.
 // Narrow digits (R <= 4) count with one warp ballot per bin, as PyTorch's
-// 2-bit radix select does; wider ones with shared-memory atomics.
+// 2-bit radix select does; wider ones with shared-memory atomics, one per
+// distinct digit of the warp (lanes with equal digits found by a match):
+// the first digit of a row's keys takes few values (sign, exponent and the
+// top of the mantissa), and atomics of a warp on one address serialize.
 template <int R>
 __device__ __forceinline__ void count_digit(unsigned* hist, unsigned digit, bool counted) {
   if constexpr (R <= 4) {
@@ -51,7 +54,11 @@ __device__ __forceinline__ void count_digit(unsigned* hist, unsigned digit, bool
       if (m && threadIdx.x % 32 == 0) atomicAdd(&hist[b], __popc(m));
     }
   } else {
-    if (counted) atomicAdd(&hist[digit], 1u);
+    const unsigned active = __ballot_sync(kFull, counted);
+    if (!active) return;
+    // lanes not counted match a value no digit has
+    const unsigned peers = __match_any_sync(kFull, counted ? digit : 0xffffffffu) & active;
+    if (counted && (threadIdx.x % 32) == __ffs(peers) - 1) atomicAdd(&hist[digit], __popc(peers));
   }
 }
 
