@@ -41,10 +41,9 @@ __device__ __forceinline__ unsigned block_exclusive_sum(unsigned v, unsigned* sc
 
 // Counts one digit per lane into a shared histogram; called by whole warps.
 // Narrow digits (R <= 4) count with one warp ballot per bin, as PyTorch's
-// 2-bit radix select does; wider ones with shared-memory atomics, one per
-// distinct digit of the warp (lanes with equal digits found by a match):
-// the first digit of a row's keys takes few values (sign, exponent and the
-// top of the mantissa), and atomics of a warp on one address serialize.
+// 2-bit radix select does; wider ones with one shared-memory atomic a lane.
+// (Aggregating the lanes of a warp with equal digits by __match_any_sync
+// first was 4x slower: H100, 2^24 float32, first digit 37 -> 157 us.)
 template <int R>
 __device__ __forceinline__ void count_digit(unsigned* hist, unsigned digit, bool counted) {
   if constexpr (R <= 4) {
@@ -54,11 +53,7 @@ __device__ __forceinline__ void count_digit(unsigned* hist, unsigned digit, bool
       if (m && threadIdx.x % 32 == 0) atomicAdd(&hist[b], __popc(m));
     }
   } else {
-    const unsigned active = __ballot_sync(kFull, counted);
-    if (!active) return;
-    // lanes not counted match a value no digit has
-    const unsigned peers = __match_any_sync(kFull, counted ? digit : 0xffffffffu) & active;
-    if (counted && (threadIdx.x % 32) == __ffs(peers) - 1) atomicAdd(&hist[digit], __popc(peers));
+    if (counted) atomicAdd(&hist[digit], 1u);
   }
 }
 
