@@ -19,6 +19,7 @@
 
 #include "kgen/device/common.cuh"
 #include "kgen/device/topk_block.cuh"
+#include "kgen/device/topk_warp.cuh"
 #include "topk/problem.hpp"
 
 namespace kgen {
@@ -30,6 +31,7 @@ using kgen::topk::Problem;
 using kgen::topk::RowState;
 
 template <class T> constexpr int kSortCapacity = 32768 / sizeof(key_t<T>);
+__host__ __device__ constexpr int pow2_at_least(int v) { return v <= 1 ? 1 : 2 * pow2_at_least((v + 1) / 2); }
 
 template <class T>
 __device__ __forceinline__ Output output_of(int64_t n, int64_t k, bool largest, bool sorted) {
@@ -54,31 +56,47 @@ __device__ __forceinline__ void load_orders(const T* row, int64_t q, int64_t n, 
 
 // ---- block: one block per row, the row in registers -------------------------
 
+// A value the compiler must take as changed here: keeps it from hoisting a
+// computation on it out of a loop (and holding every result live).
+__device__ __forceinline__ uint32_t opaque(uint32_t v) {
+  asm volatile("" : "+r"(v));
+  return v;
+}
+__device__ __forceinline__ uint64_t opaque(uint64_t v) {
+  asm volatile("" : "+l"(v));
+  return v;
+}
+
 template <class T, int BLOCK, int ITEMS, int R, int P>
-__global__ void __launch_bounds__(BLOCK)
+__global__ void __launch_bounds__(BLOCK, 1)
     block_kernel(const T* __restrict__ x, T* __restrict__ values, int64_t* __restrict__ indices,
                  key_t<T>* global_keys, int* offsets, int64_t batch, Output o) {
   using Key = key_t<T>;
   using Bits = bits_t<T>;
   constexpr int NP = ITEMS / P;
-  constexpr int CAP = kSortCapacity<T>;
+  // the sort buffer holds a whole tile when it can (shared memory per
+  // block sets how many blocks share an SM: small tiles want many)
+  constexpr int CAP = BLOCK * ITEMS < kSortCapacity<T> ? pow2_at_least(BLOCK * ITEMS) : kSortCapacity<T>;
   __shared__ SelectShared<BLOCK, R> sh;
   __shared__ SelectShared<BLOCK, 8> sh_top;  // one key a thread: 8-bit digits, cheap levels
   __shared__ Key sort_keys[CAP];
   __shared__ unsigned count;
   __shared__ Bits kth;
+  __shared__ unsigned long long warp_bound;
   const int64_t r = blockIdx.x;
   const T* row = x + r * o.n;
   Bits s[NP][P];
 #pragma unroll
   for (int q = 0; q < NP; ++q) load_orders<T, P>(row, int64_t{q} * BLOCK + threadIdx.x, o.n, o.largest, s[q]);
+  // Keys are made from the order bits at each use: held as keys (twice the
+  // registers), a row of 32 items a thread spilled at 1024 threads.
   auto each = [&](auto&& f) {
 #pragma unroll
     for (int q = 0; q < NP; ++q)
 #pragma unroll
       for (int j = 0; j < P; ++j) {
-        const int64_t e = (int64_t{q} * BLOCK + threadIdx.x) * P + j;
-        f(make_key<T>(s[q][j], static_cast<uint32_t>(e)), e < o.n);
+        const uint32_t e = (static_cast<uint32_t>(q) * BLOCK + threadIdx.x) * P + j;
+        f(make_key<T>(opaque(s[q][j]), e), e < o.n);
       }
   };
   if (threadIdx.x == 0) {
@@ -91,15 +109,34 @@ __global__ void __launch_bounds__(BLOCK)
   // and sorted instead of counting every key of the row per digit, which
   // is bound by shared-memory atomics on rows whose values share their top
   // bits (H100, 1024 x 32768 float32, k 64: 222 us counting every key).
+  // For k <= 32 each warp's k-th largest of its lanes' largest keys is such
+  // a bound too (found by a warp sort, no block barrier); the block takes
+  // the highest.
   const int64_t holders = (o.n + P - 1) / P < BLOCK ? (o.n + P - 1) / P : BLOCK;
   if (2 * o.k <= BLOCK && o.k <= holders) {
     Key top = Key(0);
     each([&](Key key, bool valid) {
       if (valid && key > top) top = key;
     });
-    auto each_top = [&](auto&& f) { f(top, top != Key(0)); };
-    const Key bound = radix_select<kKeyWidth<T>, 8, BLOCK, Key>(each_top, 0, Key(0),
-                                                                static_cast<unsigned>(o.k), sh_top);
+    Key bound;
+    if constexpr (sizeof(Key) == 8) {
+      if (o.k <= 32) {
+        if (threadIdx.x == 0) warp_bound = 0;
+        __syncthreads();
+        Key lanes[1] = {top};
+        warp_sort<1>(lanes);
+        const Key kth_top = shfl_key(lanes[0], static_cast<int>(o.k) - 1);
+        if (threadIdx.x % 32 == 0 && kth_top) atomicMax(&warp_bound, static_cast<unsigned long long>(kth_top));
+        __syncthreads();
+        bound = warp_bound;
+      } else {
+        auto each_top = [&](auto&& f) { f(top, top != Key(0)); };
+        bound = radix_select<kKeyWidth<T>, 8, BLOCK, Key>(each_top, 0, Key(0), static_cast<unsigned>(o.k), sh_top);
+      }
+    } else {
+      auto each_top = [&](auto&& f) { f(top, top != Key(0)); };
+      bound = radix_select<kKeyWidth<T>, 8, BLOCK, Key>(each_top, 0, Key(0), static_cast<unsigned>(o.k), sh_top);
+    }
     each([&](Key key, bool valid) {
       const bool take = valid && key >= bound;
       const unsigned m = __ballot_sync(kFull, take);
@@ -113,6 +150,10 @@ __global__ void __launch_bounds__(BLOCK)
     });
     __syncthreads();
     const unsigned m = count;
+    if (m <= 128 && o.k <= 128) {  // one warp sorts them in registers
+      if (threadIdx.x < 32) finish_warp<4, T>(sort_keys, static_cast<int>(m), row, values, indices, r, o);
+      return;
+    }
     if (m <= CAP) {
       finish_candidates<BLOCK, T>(sort_keys, static_cast<int>(m), row, values, indices, r, o);
       return;
@@ -122,7 +163,7 @@ __global__ void __launch_bounds__(BLOCK)
   }
   const Key t = radix_select<kKeyWidth<T>, R, BLOCK, Key>(each, 0, Key(0), static_cast<unsigned>(o.k), sh);
   const bool small = o.k <= CAP;
-  const Collected<T> c{small ? sort_keys : global_keys + r * o.k, &count, &kth};
+  const Collected<T> c{small ? sort_keys : global_keys + r * o.k, &count, &kth};  // k <= n <= tile when CAP < kSortCapacity
   each([&](Key key, bool valid) { collect<T>(c, key, valid && key >= t); });
   __syncthreads();
   if (small) finish_candidates<BLOCK, T>(sort_keys, static_cast<int>(o.k), row, values, indices, r, o);
@@ -141,7 +182,8 @@ struct MultiArgs {
 };
 
 // Walks this block's share of a row: U rounds of BLOCK packs loaded before
-// any is used; f(key, valid) for each element, called by whole warps.
+// any is used; f(key, valid) for each element, called by whole warps.  A
+// pack is valid whole or not at all (P > 1 needs n % P == 0).
 template <class T, int BLOCK, int P, int U, class F>
 __device__ __forceinline__ void walk_share(const T* row, int64_t n, bool largest, F&& f) {
   const int64_t packs = (n + P - 1) / P;
@@ -156,12 +198,12 @@ __device__ __forceinline__ void walk_share(const T* row, int64_t n, bool largest
       if (q < q1) load_orders<T, P>(row, q, n, largest, s[u]);
     }
 #pragma unroll
-    for (int u = 0; u < U; ++u)
+    for (int u = 0; u < U; ++u) {
+      const int64_t q = base + int64_t{u} * BLOCK + threadIdx.x;
+      const uint32_t e0 = static_cast<uint32_t>(q * P);  // n < 2^32
 #pragma unroll
-      for (int j = 0; j < P; ++j) {
-        const int64_t q = base + int64_t{u} * BLOCK + threadIdx.x, e = q * P + j;
-        f(make_key<T>(s[u][j], static_cast<uint32_t>(e)), q < q1 && e < n);
-      }
+      for (int j = 0; j < P; ++j) f(make_key<T>(s[u][j], e0 + j), q < q1);
+    }
   }
 }
 
@@ -305,6 +347,8 @@ __global__ void __launch_bounds__(BLOCK)
   auto visit = [&](Key key, bool valid) {
     const bool had = valid && D::in(key, l - 1, before);
     const Key decided = key >> D::lo(l - 1);
+    // most keys of a row are below the bucket: whole warps of them skip
+    if (!__any_sync(kFull, had && decided >= prefix)) return;
     const bool in = had && decided == prefix;
     stage_key(to_sel, sel, &st.selected, key, (had && decided > prefix) || (done && in));
     if (fits) stage_key(to_list, next_list, &st.listed[1 - cur], key, in);
@@ -361,84 +405,6 @@ __global__ void __launch_bounds__(BLOCK)
 }
 
 // ---- queue: one warp per row, the best keys in registers ----------------------
-
-template <class Key> __device__ __forceinline__ Key shfl_xor_key(Key v, int m) {
-  if constexpr (sizeof(Key) == 16) {
-    const uint64_t lo = __shfl_xor_sync(kFull, static_cast<uint64_t>(v), m);
-    const uint64_t hi = __shfl_xor_sync(kFull, static_cast<uint64_t>(v >> 64), m);
-    return (Key(hi) << 64) | Key(lo);
-  } else {
-    return __shfl_xor_sync(kFull, v, m);
-  }
-}
-template <class Key> __device__ __forceinline__ Key shfl_key(Key v, int src) {
-  if constexpr (sizeof(Key) == 16) {
-    const uint64_t lo = __shfl_sync(kFull, static_cast<uint64_t>(v), src);
-    const uint64_t hi = __shfl_sync(kFull, static_cast<uint64_t>(v >> 64), src);
-    return (Key(hi) << 64) | Key(lo);
-  } else {
-    return __shfl_sync(kFull, v, src);
-  }
-}
-
-template <class Key> __device__ __forceinline__ Key kmax(Key a, Key b) { return a > b ? a : b; }
-template <class Key> __device__ __forceinline__ Key kmin(Key a, Key b) { return a > b ? b : a; }
-
-// One bitonic step over the 32*C keys of a warp, position p = j*32 + lane:
-// partners p and p ^ stride; blocks of `size` alternate direction so that
-// the whole ends descending.
-template <int C, class Key>
-__device__ __forceinline__ void bitonic_step(Key (&v)[C], int size, int stride) {
-  const int lane = threadIdx.x % 32;
-  if (stride >= 32) {
-    const int js = stride / 32;
-#pragma unroll
-    for (int j = 0; j < C; ++j) {
-      if (j & js) continue;
-      const bool desc = (((j * 32) + lane) & size) == 0;
-      const Key a = v[j], b = v[j + js];
-      v[j] = desc ? kmax(a, b) : kmin(a, b);
-      v[j + js] = desc ? kmin(a, b) : kmax(a, b);
-    }
-  } else {
-#pragma unroll
-    for (int j = 0; j < C; ++j) {
-      const Key o = shfl_xor_key(v[j], stride);
-      const bool desc = (((j * 32) + lane) & size) == 0, lower = (lane & stride) == 0;
-      v[j] = lower == desc ? kmax(v[j], o) : kmin(v[j], o);
-    }
-  }
-}
-
-template <int C, class Key> __device__ __forceinline__ void warp_sort(Key (&v)[C]) {
-#pragma unroll
-  for (int size = 2; size <= 32 * C; size *= 2)
-#pragma unroll
-    for (int stride = size / 2; stride > 0; stride /= 2) bitonic_step<C>(v, size, stride);
-}
-
-// v is bitonic: sorts it descending
-template <int C, class Key> __device__ __forceinline__ void warp_merge(Key (&v)[C]) {
-#pragma unroll
-  for (int stride = 16 * C; stride > 0; stride /= 2) bitonic_step<C>(v, 32 * C, stride);
-}
-
-template <int C, class Key> __device__ __forceinline__ Key warp_at(const Key (&v)[C], int p) {
-  Key mine = Key(0);
-#pragma unroll
-  for (int j = 0; j < C; ++j)
-    if (j == p / 32) mine = v[j];
-  return shfl_key(mine, p % 32);
-}
-
-// Merges one key per lane into the warp's sorted list.
-template <int C, class Key> __device__ __forceinline__ void warp_insert(Key (&list)[C], Key key) {
-  Key one[1] = {key};
-  warp_sort<1>(one);
-  const Key rev = shfl_key(one[0], 31 - threadIdx.x % 32);
-  list[C - 1] = kmax(list[C - 1], rev);
-  warp_merge<C>(list);
-}
 
 template <class T, int C, int P, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
