@@ -316,7 +316,7 @@ __global__ void __launch_bounds__(BLOCK)
   for (int b = threadIdx.x; b < D::kBins * kCopies; b += BLOCK) copies[b] = 0;
   __syncthreads();
   unsigned* mine = copies + threadIdx.x % kCopies;
-  walk_share<T, BLOCK, P, 4>(x + r * o.n, o.n, o.largest, [&](key_t<T> key, bool valid) {
+  walk_share<T, BLOCK, P, (P == 1 ? 8 : 16 / P)>(x + r * o.n, o.n, o.largest, [&](key_t<T> key, bool valid) {
     if (valid) atomicAdd(&mine[D::digit(key, 0) * kCopies], 1u);
   });
   __syncthreads();
@@ -333,7 +333,7 @@ __global__ void __launch_bounds__(BLOCK)
 // the other candidate list when they fit it, and have digit l counted
 // unless they and the chosen fit the finishing block's sort.
 template <class T, int BLOCK, int R, int P>
-__global__ void __launch_bounds__(BLOCK)
+__global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)  // 3/4 residency: 40 registers
     multi_pass_kernel(const T* __restrict__ x, MultiArgs a, Output o, int l) {
   using Key = key_t<T>;
   using D = Digits<kKeyWidth<T>, R>;
@@ -369,7 +369,7 @@ __global__ void __launch_bounds__(BLOCK)
     if (count) count_digit<R>(sh.hist, D::digit(key, l), in);
   };
   if (stage == kgen::topk::kRow) {
-    walk_share<T, BLOCK, P, 4>(x + r * o.n, o.n, o.largest, visit);
+    walk_share<T, BLOCK, P, (P == 1 ? 8 : 16 / P)>(x + r * o.n, o.n, o.largest, visit);
   } else {
     const Key* list = lists + cur * a.candidates;
     const unsigned m = st.listed[cur];
@@ -438,16 +438,19 @@ __global__ void __launch_bounds__(BLOCK)
   __shared__ Key gathered[BLOCK / 32][kGather];
   if (k <= 32) {
     Key top = Key(0);
-    for (int64_t base = 0; base < o.n; base += 32 * P) {
-      const int64_t q = base / P + lane;
-      bits_t<T> s[P];
-      load_orders<T, P>(row, q, o.n, o.largest, s);
+    constexpr int U = 4;  // packs of a lane in flight
+    for (int64_t base = 0; base < o.n; base += 32 * P * U) {
+      bits_t<T> s[U][P];
 #pragma unroll
-      for (int j = 0; j < P; ++j) {
-        const int64_t e = q * P + j;
-        const Key key = make_key<T>(s[j], static_cast<uint32_t>(e));
-        if (e < o.n && key > top) top = key;
-      }
+      for (int u = 0; u < U; ++u) load_orders<T, P>(row, (base + u * 32 * P) / P + lane, o.n, o.largest, s[u]);
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int j = 0; j < P; ++j) {
+          const int64_t e = ((base + u * 32 * P) / P + lane) * P + j;
+          const Key key = make_key<T>(s[u][j], static_cast<uint32_t>(e));
+          if (e < o.n && key > top) top = key;
+        }
     }
     Key lanes[1] = {top};
     warp_sort<1>(lanes);
@@ -455,14 +458,15 @@ __global__ void __launch_bounds__(BLOCK)
     if (bound != Key(0)) {  // else fewer than k lanes hold a key
       Key* mine = gathered[threadIdx.x / 32];
       unsigned got = 0;
-      for (int64_t base = 0; base < o.n; base += 32 * P) {
-        const int64_t q = base / P + lane;
-        bits_t<T> s[P];
-        load_orders<T, P>(row, q, o.n, o.largest, s);
+      for (int64_t base = 0; base < o.n; base += 32 * P * U) {
+        bits_t<T> s[U][P];
 #pragma unroll
-        for (int j = 0; j < P; ++j) {
-          const int64_t e = q * P + j;
-          const Key key = make_key<T>(s[j], static_cast<uint32_t>(e));
+        for (int u = 0; u < U; ++u) load_orders<T, P>(row, (base + u * 32 * P) / P + lane, o.n, o.largest, s[u]);
+#pragma unroll
+        for (int uj = 0; uj < U * P; ++uj) {
+          const int u = uj / P, j = uj % P;
+          const int64_t e = ((base + u * 32 * P) / P + lane) * P + j;
+          const Key key = make_key<T>(s[u][j], static_cast<uint32_t>(e));
           const bool take = e < o.n && key >= bound;
           const unsigned m = __ballot_sync(kFull, take);
           const unsigned at = got + __popc(m & ((1u << lane) - 1u));
