@@ -109,9 +109,9 @@ __global__ void __launch_bounds__(BLOCK, 1)
   // and sorted instead of counting every key of the row per digit, which
   // is bound by shared-memory atomics on rows whose values share their top
   // bits (H100, 1024 x 32768 float32, k 64: 222 us counting every key).
-  // For k <= 32 each warp's k-th largest of its lanes' largest keys is such
+  // For k <= 16 each warp's k-th largest of its lanes' largest keys is such
   // a bound too (found by a warp sort, no block barrier); the block takes
-  // the highest.
+  // the highest.  (At k = 32 it is the lowest lane's largest: too weak.)
   const int64_t holders = (o.n + P - 1) / P < BLOCK ? (o.n + P - 1) / P : BLOCK;
   if (2 * o.k <= BLOCK && o.k <= holders) {
     Key top = Key(0);
@@ -120,7 +120,7 @@ __global__ void __launch_bounds__(BLOCK, 1)
     });
     Key bound;
     if constexpr (sizeof(Key) == 8) {
-      if (o.k <= 32) {
+      if (o.k <= 16) {
         if (threadIdx.x == 0) warp_bound = 0;
         __syncthreads();
         Key lanes[1] = {top};
@@ -333,7 +333,7 @@ __global__ void __launch_bounds__(BLOCK)
 // the other candidate list when they fit it, and have digit l counted
 // unless they and the chosen fit the finishing block's sort.
 template <class T, int BLOCK, int R, int P>
-__global__ void __launch_bounds__(BLOCK, 1536 / BLOCK)  // 3/4 residency: 40 registers
+__global__ void __launch_bounds__(BLOCK)  // (40 registers by bounds: 66 -> 75 us, 2^24 float32)
     multi_pass_kernel(const T* __restrict__ x, MultiArgs a, Output o, int l) {
   using Key = key_t<T>;
   using D = Digits<kKeyWidth<T>, R>;
@@ -430,13 +430,15 @@ __global__ void __launch_bounds__(BLOCK)
   const int lane = threadIdx.x % 32;
   const T* row = x + r * o.n;
   const int k = static_cast<int>(o.k);
-  // Fast path for k <= 32: the k-th largest of the lanes' largest keys
+  // Fast path for k <= 16: the k-th largest of the lanes' largest keys
   // bounds the row's k-th from below; a second read of the row (from L1)
   // gathers the keys above it, usually about k, which one warp sort orders.
   // Rows that put more than 64 keys above the bound take the running list.
+  // (At k = 32 the bound is the lowest lane's largest, too weak: H100,
+  // 4096 x 4096 float32, 155 -> 210 us.)
   constexpr int kGather = 64;
   __shared__ Key gathered[BLOCK / 32][kGather];
-  if (k <= 32) {
+  if (k <= 16) {
     Key top = Key(0);
     constexpr int U = 4;  // packs of a lane in flight
     for (int64_t base = 0; base < o.n; base += 32 * P * U) {
