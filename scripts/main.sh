@@ -29,9 +29,16 @@ examples/consumer
 
 if [ $gpu = 1 ]; then
   name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1 | tr ' ' '_')
-  for family in softmax reduce permute expand where; do
+  # top-k's speedup column needs PyTorch's times from the same machine
+  torch_times=()
+  if python3 bench/topk_torch.py "build/topk_torch.csv" > /dev/null 2>&1; then
+    torch_times=(--torch build/topk_torch.csv)
+  fi
+  for family in softmax reduce permute expand where topk; do
+    extra=()
+    [ "$family" = topk ] && extra=("${torch_times[@]}")
     KGEN_COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown) \
       build/bench/kgen-bench "$family" --md "bench/results/${name}_${family}.md" \
-      --csv "bench/results/${name}_${family}.csv"
+      --csv "bench/results/${name}_${family}.csv" "${extra[@]}"
   done
 fi
