@@ -22,7 +22,7 @@ def names(level="default", arch="sm_90", kernels=None, dtypes=ALL):
 
 
 def test_ops_are_discovered():
-    assert [m.OP for m in load_ops()] == ["expand", "permute", "reduce", "softmax", "where"]
+    assert [m.OP for m in load_ops()] == ["expand", "permute", "reduce", "softmax", "topk", "where"]
 
 
 def test_enumeration_is_deterministic_and_unique():
