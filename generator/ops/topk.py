@@ -59,7 +59,8 @@ TIERS = (
         name="queue",
         template="topk.cu.j2",
         params=(Param("capacity", "c", lambda d: (1, 2, 4, 8)), PACK),
-        in_default=lambda d, p: widest(d, p),
+        # the heuristic takes the queue for k <= 16 only (its fast path)
+        in_default=lambda d, p: widest(d, p) and p["capacity"] == 1,
         fixed=(("block_size", 128),),
     ),
     Tier(
