@@ -38,20 +38,23 @@ __device__ __forceinline__ Output output_of(int64_t n, int64_t k, bool largest, 
   return Output{n, k, largest, sorted};
 }
 
-// Loads the P elements of pack q of a row as order bits; lanes past n get 0
-// (their keys are marked invalid by the caller).
+// Pack q of a row (elements q*P .. q*P+P-1), or zeros when !valid.  A pack
+// is in the row whole or not at all: P > 1 needs n % P == 0 (supports()).
+// Loads are predicated, not branched around, and a caller issues all of a
+// round's loads before converting any: with the conversion inside each
+// load's branch, ptxas waited on every load before issuing the next (H100,
+// 2^24 float32: the first digit pass at 66 us for 64 MiB).
 template <class T, int P>
-__device__ __forceinline__ void load_orders(const T* row, int64_t q, int64_t n, bool largest,
-                                            bits_t<T>* out) {
-  const int64_t e0 = q * P;
-  if (P > 1 && e0 + P <= n) {
-    const Pack<T, P> pk = *reinterpret_cast<const Pack<T, P>*>(row + e0);
+__device__ __forceinline__ Pack<T, P> load_pack(const T* row, int64_t q, bool valid) {
+  Pack<T, P> pk{};
+  if (valid) pk = *reinterpret_cast<const Pack<T, P>*>(row + q * P);
+  return pk;
+}
+
+template <class T, int P>
+__device__ __forceinline__ void to_orders(const Pack<T, P>& pk, bool largest, bits_t<T>* out) {
 #pragma unroll
-    for (int j = 0; j < P; ++j) out[j] = order_bits(pk.v[j], largest);
-  } else {
-#pragma unroll
-    for (int j = 0; j < P; ++j) out[j] = e0 + j < n ? order_bits(row[e0 + j], largest) : bits_t<T>(0);
-  }
+  for (int j = 0; j < P; ++j) out[j] = order_bits(pk.v[j], largest);
 }
 
 // ---- block: one block per row, the row in registers -------------------------
@@ -86,8 +89,17 @@ __global__ void __launch_bounds__(BLOCK, 1)
   const int64_t r = blockIdx.x;
   const T* row = x + r * o.n;
   Bits s[NP][P];
+  {
+    const int64_t packs = o.n / P;  // whole: n % P == 0
+    Pack<T, P> raw[NP];
 #pragma unroll
-  for (int q = 0; q < NP; ++q) load_orders<T, P>(row, int64_t{q} * BLOCK + threadIdx.x, o.n, o.largest, s[q]);
+    for (int q = 0; q < NP; ++q) {
+      const int64_t at = int64_t{q} * BLOCK + threadIdx.x;
+      raw[q] = load_pack<T, P>(row, at, at < packs);
+    }
+#pragma unroll
+    for (int q = 0; q < NP; ++q) to_orders<T, P>(raw[q], o.largest, s[q]);
+  }
   // Keys are made from the order bits at each use: held as keys (twice the
   // registers), a row of 32 items a thread spilled at 1024 threads.
   auto each = [&](auto&& f) {
@@ -195,18 +207,20 @@ __device__ __forceinline__ void walk_share(const T* row, int64_t n, bool largest
   const int64_t q0 = blockIdx.y * per;
   const int64_t q1 = q0 + per < packs ? q0 + per : packs;
   for (int64_t base = q0; base < q1; base += int64_t{BLOCK} * U) {
-    bits_t<T> s[U][P];
+    Pack<T, P> raw[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int64_t q = base + int64_t{u} * BLOCK + threadIdx.x;
-      if (q < q1) load_orders<T, P>(row, q, n, largest, s[u]);
+      raw[u] = load_pack<T, P>(row, q, q < q1);
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int64_t q = base + int64_t{u} * BLOCK + threadIdx.x;
       const uint32_t e0 = static_cast<uint32_t>(q * P);  // n < 2^32
+      bits_t<T> s[P];
+      to_orders<T, P>(raw[u], largest, s);
 #pragma unroll
-      for (int j = 0; j < P; ++j) f(make_key<T>(s[u][j], e0 + j), q < q1);
+      for (int j = 0; j < P; ++j) f(make_key<T>(s[j], e0 + j), q < q1);
     }
   }
 }
@@ -333,7 +347,7 @@ __global__ void __launch_bounds__(BLOCK)
 // the other candidate list when they fit it, and have digit l counted
 // unless they and the chosen fit the finishing block's sort.
 template <class T, int BLOCK, int R, int P>
-__global__ void __launch_bounds__(BLOCK)  // (40 registers by bounds: 66 -> 75 us, 2^24 float32)
+__global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)  // 64 registers (83 unbounded)
     multi_pass_kernel(const T* __restrict__ x, MultiArgs a, Output o, int l) {
   using Key = key_t<T>;
   using D = Digits<kKeyWidth<T>, R>;
@@ -430,6 +444,7 @@ __global__ void __launch_bounds__(BLOCK)
   const int lane = threadIdx.x % 32;
   const T* row = x + r * o.n;
   const int k = static_cast<int>(o.k);
+  const int64_t packs = o.n / P;  // whole: n % P == 0
   // Fast path for k <= 16: the k-th largest of the lanes' largest keys
   // bounds the row's k-th from below; a second read of the row (from L1)
   // gathers the keys above it, usually about k, which one warp sort orders.
@@ -443,8 +458,16 @@ __global__ void __launch_bounds__(BLOCK)
     constexpr int U = 4;  // packs of a lane in flight
     for (int64_t base = 0; base < o.n; base += 32 * P * U) {
       bits_t<T> s[U][P];
+      {
+        Pack<T, P> raw[U];
 #pragma unroll
-      for (int u = 0; u < U; ++u) load_orders<T, P>(row, (base + u * 32 * P) / P + lane, o.n, o.largest, s[u]);
+        for (int u = 0; u < U; ++u) {
+          const int64_t q = (base + u * 32 * P) / P + lane;
+          raw[u] = load_pack<T, P>(row, q, q < packs);
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) to_orders<T, P>(raw[u], o.largest, s[u]);
+      }
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
@@ -462,8 +485,16 @@ __global__ void __launch_bounds__(BLOCK)
       unsigned got = 0;
       for (int64_t base = 0; base < o.n; base += 32 * P * U) {
         bits_t<T> s[U][P];
+        {
+          Pack<T, P> raw[U];
 #pragma unroll
-        for (int u = 0; u < U; ++u) load_orders<T, P>(row, (base + u * 32 * P) / P + lane, o.n, o.largest, s[u]);
+          for (int u = 0; u < U; ++u) {
+            const int64_t q = (base + u * 32 * P) / P + lane;
+            raw[u] = load_pack<T, P>(row, q, q < packs);
+          }
+#pragma unroll
+          for (int u = 0; u < U; ++u) to_orders<T, P>(raw[u], o.largest, s[u]);
+        }
 #pragma unroll
         for (int uj = 0; uj < U * P; ++uj) {
           const int u = uj / P, j = uj % P;
@@ -494,7 +525,7 @@ __global__ void __launch_bounds__(BLOCK)
   for (int64_t base = 0; base < o.n; base += 32 * P) {
     const int64_t q = base / P + lane;
     bits_t<T> s[P];
-    load_orders<T, P>(row, q, o.n, o.largest, s);
+    to_orders<T, P>(load_pack<T, P>(row, q, q < packs), o.largest, s);
 #pragma unroll
     for (int j = 0; j < P; ++j) {
       const int64_t e = q * P + j;
