@@ -346,9 +346,13 @@ __global__ void __launch_bounds__(BLOCK)
 // those in it are chosen too when the bucket is all chosen; else they go to
 // the other candidate list when they fit it, and have digit l counted
 // unless they and the chosen fit the finishing block's sort.
-template <class T, int BLOCK, int R, int P>
-__global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)  // 64 registers (83 unbounded)
-    multi_pass_kernel(const T* __restrict__ x, MultiArgs a, Output o, int l) {
+// FIRST: the pass after digit 0, always over the row: its level is known at
+// compile time, so the bucket test is a shift of the order bits (H100, 2^24
+// float32: 40 instructions a key with the level a run-time value).
+template <class T, int BLOCK, int R, int P, bool FIRST>
+__global__ void __launch_bounds__(BLOCK, (FIRST ? 2048 : 1024) / BLOCK)
+    multi_pass_kernel(const T* __restrict__ x, MultiArgs a, Output o, int level) {
+  const int l = FIRST ? 1 : level;
   using Key = key_t<T>;
   using D = Digits<kKeyWidth<T>, R>;
   constexpr int kStaged = 512;  // keys a block stages for each of its two lists
@@ -382,7 +386,7 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)  // 64 registers (83 unbo
     if (fits) stage_key(to_list, next_list, &st.listed[1 - cur], key, in);
     if (count) count_digit<R>(sh.hist, D::digit(key, l), in);
   };
-  if (stage == kgen::topk::kRow) {
+  if (FIRST || stage == kgen::topk::kRow) {
     walk_share<T, BLOCK, P, (P == 1 ? 8 : 16 / P)>(x + r * o.n, o.n, o.largest, visit);
   } else {
     const Key* list = lists + cur * a.candidates;
@@ -614,8 +618,10 @@ cudaError_t launch_multi(const void* problem, cudaStream_t stream) {
   // bucket; a row whose keys went to its candidate list (random data: after
   // the first pass) skips the rest
   constexpr int kLevels = Digits<kKeyWidth<T>, R>::kLevels;
-  for (int l = 1; l <= kLevels; ++l) {
-    multi_pass_kernel<T, BLOCK, R, P><<<grid, BLOCK, 0, stream>>>(x, a, o, l);
+  multi_pass_kernel<T, BLOCK, R, P, true><<<grid, BLOCK, 0, stream>>>(x, a, o, 1);
+  if ((err = cudaGetLastError()) != cudaSuccess) return err;
+  for (int l = 2; l <= kLevels; ++l) {
+    multi_pass_kernel<T, BLOCK, R, P, false><<<grid, BLOCK, 0, stream>>>(x, a, o, l);
     if ((err = cudaGetLastError()) != cudaSuccess) return err;
   }
   multi_finish_kernel<T, BLOCK, R><<<static_cast<unsigned>(p.batch), BLOCK, 0, stream>>>(
