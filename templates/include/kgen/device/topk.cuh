@@ -30,6 +30,37 @@ using kgen::topk::Plan;
 using kgen::topk::Problem;
 using kgen::topk::RowState;
 
+// Programmatic dependent launch (sm_90): the digit passes of the
+// multi-block select are a chain of short kernels; each lets the next one
+// launch early and waits, at its start, for the one before to finish and
+// its writes to be visible.  What it saves is the launch gap between
+// them.  Elsewhere (or launched plainly) both are no-ops.
+__device__ __forceinline__ void wait_for_previous_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void let_next_grid_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+template <class Kernel, class... Args>
+cudaError_t launch_chained(bool chained, Kernel kernel, dim3 grid, int block, cudaStream_t stream,
+                           Args... args) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = dim3(block);
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = chained ? 1 : 0;
+  return cudaLaunchKernelEx(&cfg, kernel, args...);
+}
+
 template <class T> constexpr int kSortCapacity = 32768 / sizeof(key_t<T>);
 __host__ __device__ constexpr int pow2_at_least(int v) { return v <= 1 ? 1 : 2 * pow2_at_least((v + 1) / 2); }
 
@@ -274,7 +305,7 @@ __device__ __forceinline__ void flush_stage(Stage<Key, CAP>& sg, Key* list, unsi
 template <class T, int BLOCK, int R>
 __device__ void end_pass(RowState& st, unsigned* row_hist, SelectShared<BLOCK, R>& sh, bool counted,
                          int l, key_t<T> prefix, unsigned want, unsigned next, unsigned next_cur,
-                         int freed_list) {
+                         int freed_list, unsigned arrivals) {
   using D = Digits<kKeyWidth<T>, R>;
   __shared__ bool last;
   if (counted) {
@@ -284,7 +315,7 @@ __device__ void end_pass(RowState& st, unsigned* row_hist, SelectShared<BLOCK, R
   }
   __threadfence();
   __syncthreads();
-  if (threadIdx.x == 0) last = atomicAdd(&st.arrived, 1u) == gridDim.y - 1;
+  if (threadIdx.x == 0) last = atomicAdd(&st.arrived, 1u) == arrivals - 1;
   __syncthreads();
   if (!last) return;
   __threadfence();
@@ -319,6 +350,7 @@ template <class T, int BLOCK, int R, int P>
 __global__ void __launch_bounds__(BLOCK)
     multi_count_kernel(const T* __restrict__ x, MultiArgs a, Output o) {
   using D = Digits<kKeyWidth<T>, R>;
+  let_next_grid_launch();
   // Four copies of the counts, interleaved (bin * 4 + lane % 4): lanes of a
   // warp with one digit collide on an address a quarter as often.  Every
   // key of the row is counted here, and a row's first digits crowd into few
@@ -337,7 +369,7 @@ __global__ void __launch_bounds__(BLOCK)
   for (int b = threadIdx.x; b < D::kBins; b += BLOCK)
     sh.hist[b] = copies[b * kCopies] + copies[b * kCopies + 1] + copies[b * kCopies + 2] + copies[b * kCopies + 3];
   end_pass<T, BLOCK, R>(a.state[r], a.hist + r * D::kBins, sh, true, 0, key_t<T>(0),
-                        static_cast<unsigned>(o.k), kgen::topk::kRow, 0, -1);
+                        static_cast<unsigned>(o.k), kgen::topk::kRow, 0, -1, gridDim.y);
 }
 
 // The pass after digit l-1 was decided, over the keys that had the digits
@@ -353,6 +385,8 @@ template <class T, int BLOCK, int R, int P, bool FIRST>
 __global__ void __launch_bounds__(BLOCK, (FIRST ? 2048 : 1024) / BLOCK)
     multi_pass_kernel(const T* __restrict__ x, MultiArgs a, Output o, int level) {
   const int l = FIRST ? 1 : level;
+  wait_for_previous_grid();
+  let_next_grid_launch();
   using Key = key_t<T>;
   using D = Digits<kKeyWidth<T>, R>;
   constexpr int kStaged = 512;  // keys a block stages for each of its two lists
@@ -369,6 +403,13 @@ __global__ void __launch_bounds__(BLOCK, (FIRST ? 2048 : 1024) / BLOCK)
   const bool fits = !done && st.count <= a.candidates;
   const bool count = !done && !small;
   const unsigned want = st.remaining, cur = st.cur;
+  // a list pass takes only the blocks its keys need (the rest leave at once)
+  const unsigned listed = FIRST || stage == kgen::topk::kRow ? 0u : st.listed[cur];
+  const unsigned arrivals =
+      FIRST || stage == kgen::topk::kRow
+          ? gridDim.y
+          : (listed + BLOCK - 1) / BLOCK < gridDim.y ? (listed + BLOCK - 1) / BLOCK : gridDim.y;
+  if (blockIdx.y >= arrivals) return;  // the whole block
   Key* sel = static_cast<Key*>(a.selected) + r * o.k;
   Key* lists = static_cast<Key*>(a.cand) + r * 2 * a.candidates;
   Key* next_list = lists + (1 - cur) * a.candidates;
@@ -388,12 +429,11 @@ __global__ void __launch_bounds__(BLOCK, (FIRST ? 2048 : 1024) / BLOCK)
   };
   if (FIRST || stage == kgen::topk::kRow) {
     walk_share<T, BLOCK, P, (P == 1 ? 8 : 16 / P)>(x + r * o.n, o.n, o.largest, visit);
-  } else {
+  } else if constexpr (!FIRST) {
     const Key* list = lists + cur * a.candidates;
-    const unsigned m = st.listed[cur];
-    for (unsigned i0 = blockIdx.y * BLOCK; i0 < m; i0 += gridDim.y * BLOCK) {
+    for (unsigned i0 = blockIdx.y * BLOCK; i0 < listed; i0 += arrivals * BLOCK) {
       const unsigned i = i0 + threadIdx.x;
-      visit(i < m ? list[i] : Key(0), i < m);
+      visit(i < listed ? list[i] : Key(0), i < listed);
     }
   }
   flush_stage<BLOCK>(to_sel, sel, &st.selected);
@@ -402,7 +442,8 @@ __global__ void __launch_bounds__(BLOCK, (FIRST ? 2048 : 1024) / BLOCK)
                              : small ? kgen::topk::kSmall
                              : fits ? kgen::topk::kList : kgen::topk::kRow;
   end_pass<T, BLOCK, R>(st, a.hist + r * D::kBins, sh, count, l, prefix, want, next,
-                        fits ? 1 - cur : cur, stage == kgen::topk::kList ? static_cast<int>(cur) : -1);
+                        fits ? 1 - cur : cur, stage == kgen::topk::kList ? static_cast<int>(cur) : -1,
+                        arrivals);
 }
 
 // One block per row: the chosen keys (and, from a small stage, the keys
@@ -415,6 +456,7 @@ __global__ void __launch_bounds__(BLOCK)
   using Bits = bits_t<T>;
   __shared__ Key sort_keys[kSortCapacity<T>];
   __shared__ Bits kth;
+  wait_for_previous_grid();
   const int64_t r = blockIdx.x;
   const T* row = x + r * o.n;
   const RowState st = a.state[r];
@@ -618,15 +660,17 @@ cudaError_t launch_multi(const void* problem, cudaStream_t stream) {
   // bucket; a row whose keys went to its candidate list (random data: after
   // the first pass) skips the rest
   constexpr int kLevels = Digits<kKeyWidth<T>, R>::kLevels;
-  multi_pass_kernel<T, BLOCK, R, P, true><<<grid, BLOCK, 0, stream>>>(x, a, o, 1);
-  if ((err = cudaGetLastError()) != cudaSuccess) return err;
-  for (int l = 2; l <= kLevels; ++l) {
-    multi_pass_kernel<T, BLOCK, R, P, false><<<grid, BLOCK, 0, stream>>>(x, a, o, l);
-    if ((err = cudaGetLastError()) != cudaSuccess) return err;
-  }
-  multi_finish_kernel<T, BLOCK, R><<<static_cast<unsigned>(p.batch), BLOCK, 0, stream>>>(
-      x, static_cast<T*>(p.values), p.indices, a, o);
-  if ((err = cudaGetLastError()) != cudaSuccess || kgen::topk::sorts_in_block(p)) return err;
+  const bool chained = p.device->major >= 9;
+  if ((err = launch_chained(chained, multi_pass_kernel<T, BLOCK, R, P, true>, grid, BLOCK, stream, x, a,
+                            o, 1)) != cudaSuccess)
+    return err;
+  for (int l = 2; l <= kLevels; ++l)
+    if ((err = launch_chained(chained, multi_pass_kernel<T, BLOCK, R, P, false>, grid, BLOCK, stream, x,
+                              a, o, l)) != cudaSuccess)
+      return err;
+  err = launch_chained(chained, multi_finish_kernel<T, BLOCK, R>, dim3(static_cast<unsigned>(p.batch)),
+                       BLOCK, stream, x, static_cast<T*>(p.values), p.indices, a, o);
+  if (err != cudaSuccess || kgen::topk::sorts_in_block(p)) return err;
   return sort_in_global<T>(p, pl, a.selected, stream);
 }
 
