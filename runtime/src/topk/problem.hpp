@@ -45,12 +45,13 @@ inline std::size_t round_up(std::size_t a) { return (a + 255) / 256 * 256; }
 // Workspace regions, each 256-byte aligned; unused ones have size 0.
 struct Plan {
   int64_t blocks_per_row = 1;  // multi: blocks that share one row
+  int64_t tops_per_block = 0;  // multi: keys each block offers for the bound (0: no bound pass)
   int64_t candidates = 0;      // multi: capacity of a row's candidate list
-  std::size_t state = 0, hist = 0, selected = 0, cand = 0;  // multi's
+  std::size_t state = 0, hist = 0, selected = 0, cand = 0, tops = 0;  // multi's
   std::size_t sorted_keys = 0, offsets = 0, sort_temp = 0;  // the segmented sort's
   std::size_t bytes = 0;
   // byte offsets of the regions, in the order above
-  std::size_t state_at = 0, hist_at = 0, selected_at = 0, cand_at = 0;
+  std::size_t state_at = 0, hist_at = 0, selected_at = 0, cand_at = 0, tops_at = 0;
   std::size_t sorted_keys_at = 0, offsets_at = 0, sort_temp_at = 0;
 };
 
@@ -58,8 +59,9 @@ struct Plan {
 // stage: row (the keys in play are found by reading the row), list (they
 // are in candidate list `cur`), selected (the row's k keys are in its
 // selected list), small (the keys in play, in list `cur`, and the selected
-// ones fit one block's sort: the finishing block sorts them all).
-enum : unsigned { kRow = 0, kList = 1, kSelected = 2, kSmall = 3 };
+// ones fit one block's sort: the finishing block sorts them all), bound (a
+// key is known below which the row's k-th cannot be: prefix holds it).
+enum : unsigned { kRow = 0, kList = 1, kSelected = 2, kSmall = 3, kBound = 4 };
 struct alignas(16) RowState {
   unsigned arrived;     // blocks of the current pass done
   unsigned selected;    // keys appended to the row's selected list
@@ -90,6 +92,7 @@ inline void lay_out(Plan& pl) {
   put(pl.hist, &pl.hist_at);
   put(pl.selected, &pl.selected_at);
   put(pl.cand, &pl.cand_at);
+  put(pl.tops, &pl.tops_at);
   put(pl.sorted_keys, &pl.sorted_keys_at);
   put(pl.offsets, &pl.offsets_at);
   put(pl.sort_temp, &pl.sort_temp_at);
@@ -141,6 +144,17 @@ inline Plan plan_multi(const Problem& p, int block, int pack, int radix) {
   pl.hist = static_cast<std::size_t>(p.batch) * (std::size_t{1} << radix) * sizeof(unsigned);
   pl.selected = static_cast<std::size_t>(p.batch * p.k) * key_bytes(p.dtype);
   pl.cand = 2 * static_cast<std::size_t>(p.batch * pl.candidates) * key_bytes(p.dtype);
+  // The bound pass: each block offers its `t` largest thread maxima; the
+  // k-th largest offer bounds the row's k-th from below, and the keys above
+  // it (random rows: a few times k) usually fit one block's sort.  Used
+  // while the offers fit the last block's registers (16 a thread) and the
+  // result can fit the sort.
+  const int64_t t = div_up(p.k, pl.blocks_per_row);
+  if (2 * p.k <= block_sort_capacity(p.dtype) && 2 * t <= block &&
+      pl.blocks_per_row * t <= int64_t{block} * 16) {
+    pl.tops_per_block = t;
+    pl.tops = static_cast<std::size_t>(p.batch * pl.blocks_per_row * t) * key_bytes(p.dtype);
+  }
   plan_sort(pl, p);
   lay_out(pl);
   return pl;

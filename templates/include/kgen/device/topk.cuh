@@ -223,9 +223,10 @@ struct MultiArgs {
   RowState* state;
   unsigned* hist;      // batch x 2^R counts of the first digit
   void* selected;      // batch x k keys
-  void* cand;          // batch x candidates keys
+  void* cand;          // batch x 2 lists x candidates keys
+  void* tops;          // batch x blocks x tops_per_block keys offered for the bound
   int* offsets;
-  int64_t batch, candidates;
+  int64_t batch, candidates, tops_per_block;
 };
 
 // Walks this block's share of a row: U rounds of BLOCK packs loaded before
@@ -275,7 +276,7 @@ template <class Key, int CAP> struct Stage {
 
 template <class Key, int CAP>
 __device__ __forceinline__ void stage_key(Stage<Key, CAP>& sg, Key* list, unsigned* counter, Key key,
-                                          bool take) {
+                                          bool take, unsigned room = 0xffffffffu) {
   const unsigned m = __ballot_sync(kFull, take);
   if (!m) return;
   const int lane = threadIdx.x % 32, leader = __ffs(m) - 1;
@@ -284,18 +285,24 @@ __device__ __forceinline__ void stage_key(Stage<Key, CAP>& sg, Key* list, unsign
   base = __shfl_sync(kFull, base, leader);
   const unsigned at = base + __popc(m & ((1u << lane) - 1u));
   if (!take) return;
-  if (at < CAP) sg.keys[at] = key;
-  else list[atomicAdd(counter, 1u)] = key;
+  if (at < CAP) {
+    sg.keys[at] = key;
+  } else {
+    const unsigned to = atomicAdd(counter, 1u);
+    if (to < room) list[to] = key;  // past the list's room: counted, not kept
+  }
 }
 
 // Called by the whole block after its last stage_key.
 template <int BLOCK, class Key, int CAP>
-__device__ __forceinline__ void flush_stage(Stage<Key, CAP>& sg, Key* list, unsigned* counter) {
+__device__ __forceinline__ void flush_stage(Stage<Key, CAP>& sg, Key* list, unsigned* counter,
+                                            unsigned room = 0xffffffffu) {
   __syncthreads();
   const unsigned n = sg.count < CAP ? sg.count : CAP;
   if (threadIdx.x == 0 && n) sg.base = atomicAdd(counter, n);
   __syncthreads();
-  for (unsigned i = threadIdx.x; i < n; i += BLOCK) list[sg.base + i] = sg.keys[i];
+  for (unsigned i = threadIdx.x; i < n; i += BLOCK)
+    if (sg.base + i < room) list[sg.base + i] = sg.keys[i];
 }
 
 // The end of a digit pass over a row: the block adds its counts of digit l
@@ -345,12 +352,123 @@ __device__ void end_pass(RowState& st, unsigned* row_hist, SelectShared<BLOCK, R
   }
 }
 
+template <class Key> __device__ __forceinline__ Key load_cg(const Key* p) {
+  if constexpr (sizeof(Key) == 16) {
+    const auto* w = reinterpret_cast<const unsigned long long*>(p);
+    return (Key(__ldcg(w + 1)) << 64) | Key(__ldcg(w));
+  } else {
+    return Key(__ldcg(reinterpret_cast<const unsigned long long*>(p)));
+  }
+}
+
+template <class Key> __device__ __forceinline__ void set_prefix(RowState& st, Key p) {
+  st.prefix_lo = static_cast<unsigned long long>(p);
+  if constexpr (sizeof(Key) == 16) st.prefix_hi = static_cast<unsigned long long>(p >> 64);
+}
+
+// The bound pass: each block offers the t largest of its threads' largest
+// keys (t distinct keys of the row); the last block of the row takes the
+// k-th largest offer as the bound: at least k keys of the row are at or
+// above it.  One read of the row and no atomics per key.
+template <class T, int BLOCK, int R, int P>
+__global__ void __launch_bounds__(BLOCK)
+    multi_bound_kernel(const T* __restrict__ x, MultiArgs a, Output o) {
+  using Key = key_t<T>;
+  let_next_grid_launch();
+  __shared__ SelectShared<BLOCK, R> sh;
+  __shared__ Key maxima[BLOCK];
+  __shared__ bool last;
+  const int64_t r = blockIdx.x;
+  Key top = Key(0);
+  walk_share<T, BLOCK, P, (P == 1 ? 8 : 16 / P)>(x + r * o.n, o.n, o.largest, [&](Key key, bool valid) {
+    if (valid && key > top) top = key;
+  });
+  maxima[threadIdx.x] = top;
+  __syncthreads();
+  bitonic_sort_desc<BLOCK>(maxima, BLOCK);
+  const int64_t t = a.tops_per_block;
+  Key* offers = static_cast<Key*>(a.tops) + r * gridDim.y * t;
+  for (int64_t i = threadIdx.x; i < t; i += BLOCK) offers[blockIdx.y * t + i] = maxima[i];
+  __threadfence();
+  __syncthreads();
+  RowState& st = a.state[r];
+  if (threadIdx.x == 0) last = atomicAdd(&st.arrived, 1u) == gridDim.y - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  constexpr int kItems = 16;
+  const int64_t m = gridDim.y * t;  // <= BLOCK * kItems (plan_multi)
+  Key v[kItems];
+#pragma unroll
+  for (int j = 0; j < kItems; ++j) {
+    const int64_t i = int64_t{j} * BLOCK + threadIdx.x;
+    v[j] = i < m ? load_cg(offers + i) : Key(0);
+  }
+  auto each = [&](auto&& f) {
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) f(v[j], int64_t{j} * BLOCK + threadIdx.x < m);
+  };
+  // offers of 0 (blocks with fewer keys than t) are equal keys: if the k-th
+  // offer is one of them the bound is 0, every key passes, and the gather
+  // pass hands the row to the digit passes
+  const Key bound = radix_select<kKeyWidth<T>, R, BLOCK, Key>(each, 0, Key(0), static_cast<unsigned>(o.k), sh);
+  if (threadIdx.x == 0) {
+    set_prefix(st, bound);
+    st.stage = kgen::topk::kBound;
+    st.arrived = 0;
+  }
+}
+
+// The gather pass: the keys at or above the bound go to candidate list 0.
+// When they fit one block's sort the finishing block sorts them (stage
+// small); else the row goes to the digit passes from the start.
+template <class T, int BLOCK, int P>
+__global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
+    multi_gather_kernel(const T* __restrict__ x, MultiArgs a, Output o) {
+  using Key = key_t<T>;
+  wait_for_previous_grid();
+  let_next_grid_launch();
+  __shared__ Stage<Key, 512> to_list;
+  __shared__ bool last;
+  const int64_t r = blockIdx.x;
+  RowState& st = a.state[r];
+  if (st.stage != kgen::topk::kBound) return;  // the whole block
+  const Key bound = prefix_of<Key>(st);
+  Key* list = static_cast<Key*>(a.cand) + r * 2 * a.candidates;
+  const unsigned room = static_cast<unsigned>(a.candidates);
+  if (threadIdx.x == 0) to_list.count = 0;
+  __syncthreads();
+  walk_share<T, BLOCK, P, (P == 1 ? 8 : 16 / P)>(x + r * o.n, o.n, o.largest, [&](Key key, bool valid) {
+    const bool take = valid && key >= bound;
+    if (!__any_sync(kFull, take)) return;
+    stage_key(to_list, list, &st.listed[0], key, take, room);
+  });
+  flush_stage<BLOCK>(to_list, list, &st.listed[0], room);
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(&st.arrived, 1u) == gridDim.y - 1;
+  __syncthreads();
+  if (!last || threadIdx.x != 0) return;
+  __threadfence();
+  const unsigned got = atomicAdd(&st.listed[0], 0u);
+  if (got <= static_cast<unsigned>(kSortCapacity<T>)) {
+    st.stage = kgen::topk::kSmall;
+    st.cur = 0;
+  } else {
+    st.stage = kgen::topk::kRow;
+    st.listed[0] = 0;
+  }
+  st.arrived = 0;
+}
+
 // Digit 0 of every key of the row.
 template <class T, int BLOCK, int R, int P>
 __global__ void __launch_bounds__(BLOCK)
     multi_count_kernel(const T* __restrict__ x, MultiArgs a, Output o) {
   using D = Digits<kKeyWidth<T>, R>;
+  wait_for_previous_grid();
   let_next_grid_launch();
+  if (a.state[blockIdx.x].stage != kgen::topk::kRow) return;  // the bound pass found the keys
   // Four copies of the counts, interleaved (bin * 4 + lane % 4): lanes of a
   // warp with one digit collide on an address a quarter as often.  Every
   // key of the row is counted here, and a row's first digits crowd into few
@@ -646,21 +764,30 @@ cudaError_t launch_multi(const void* problem, cudaStream_t stream) {
   const Plan pl = kgen::topk::plan_multi(p, BLOCK, P, R);
   MultiArgs a{reinterpret_cast<RowState*>(region(p, pl.state_at)),
               reinterpret_cast<unsigned*>(region(p, pl.hist_at)), region(p, pl.selected_at),
-              region(p, pl.cand_at), reinterpret_cast<int*>(region(p, pl.offsets_at)), p.batch,
-              pl.candidates};
+              region(p, pl.cand_at), region(p, pl.tops_at), reinterpret_cast<int*>(region(p, pl.offsets_at)),
+              p.batch, pl.candidates, pl.tops_per_block};
   const Output o{p.n, p.k, p.largest, p.sorted};
   // the row states and digit counts start at zero
   cudaError_t err = cudaMemsetAsync(p.workspace, 0, pl.selected_at, stream);
   if (err != cudaSuccess) return err;
   const dim3 grid(static_cast<unsigned>(p.batch), static_cast<unsigned>(pl.blocks_per_row));
   const T* x = static_cast<const T*>(p.x);
-  multi_count_kernel<T, BLOCK, R, P><<<grid, BLOCK, 0, stream>>>(x, a, o);
-  if ((err = cudaGetLastError()) != cudaSuccess) return err;
+  const bool chained = p.device->major >= 9;
+  if (pl.tops_per_block > 0) {
+    multi_bound_kernel<T, BLOCK, R, P><<<grid, BLOCK, 0, stream>>>(x, a, o);
+    if ((err = cudaGetLastError()) != cudaSuccess) return err;
+    if ((err = launch_chained(chained, multi_gather_kernel<T, BLOCK, P>, grid, BLOCK, stream, x, a, o)) !=
+        cudaSuccess)
+      return err;
+  }
+  // the digit passes: rows the bound pass settled skip them all
+  if ((err = launch_chained(chained && pl.tops_per_block > 0, multi_count_kernel<T, BLOCK, R, P>, grid,
+                            BLOCK, stream, x, a, o)) != cudaSuccess)
+    return err;
   // one pass per digit after the first, and one that appends the last
   // bucket; a row whose keys went to its candidate list (random data: after
   // the first pass) skips the rest
   constexpr int kLevels = Digits<kKeyWidth<T>, R>::kLevels;
-  const bool chained = p.device->major >= 9;
   if ((err = launch_chained(chained, multi_pass_kernel<T, BLOCK, R, P, true>, grid, BLOCK, stream, x, a,
                             o, 1)) != cudaSuccess)
     return err;
