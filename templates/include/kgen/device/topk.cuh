@@ -352,32 +352,21 @@ __device__ void end_pass(RowState& st, unsigned* row_hist, SelectShared<BLOCK, R
   }
 }
 
-template <class Key> __device__ __forceinline__ Key load_cg(const Key* p) {
-  if constexpr (sizeof(Key) == 16) {
-    const auto* w = reinterpret_cast<const unsigned long long*>(p);
-    return (Key(__ldcg(w + 1)) << 64) | Key(__ldcg(w));
-  } else {
-    return Key(__ldcg(reinterpret_cast<const unsigned long long*>(p)));
-  }
-}
-
 template <class Key> __device__ __forceinline__ void set_prefix(RowState& st, Key p) {
   st.prefix_lo = static_cast<unsigned long long>(p);
   if constexpr (sizeof(Key) == 16) st.prefix_hi = static_cast<unsigned long long>(p >> 64);
 }
 
 // The bound pass: each block offers the t largest of its threads' largest
-// keys (t distinct keys of the row); the last block of the row takes the
-// k-th largest offer as the bound: at least k keys of the row are at or
-// above it.  One read of the row and no atomics per key.
-template <class T, int BLOCK, int R, int P>
-__global__ void __launch_bounds__(BLOCK)
-    multi_bound_kernel(const T* __restrict__ x, MultiArgs a, Output o) {
+// keys (t distinct keys of the row).  One read of the row, no atomics per
+// key, full residency (the offers' selection is its own kernel: in here its
+// registers halved the blocks an SM holds, H100 2^24 float32: 54 us).
+template <class T, int BLOCK, int P>
+__global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
+    multi_offer_kernel(const T* __restrict__ x, MultiArgs a, Output o) {
   using Key = key_t<T>;
   let_next_grid_launch();
-  __shared__ SelectShared<BLOCK, R> sh;
   __shared__ Key maxima[BLOCK];
-  __shared__ bool last;
   const int64_t r = blockIdx.x;
   Key top = Key(0);
   walk_share<T, BLOCK, P, (P == 1 ? 8 : 16 / P)>(x + r * o.n, o.n, o.largest, [&](Key key, bool valid) {
@@ -389,20 +378,26 @@ __global__ void __launch_bounds__(BLOCK)
   const int64_t t = a.tops_per_block;
   Key* offers = static_cast<Key*>(a.tops) + r * gridDim.y * t;
   for (int64_t i = threadIdx.x; i < t; i += BLOCK) offers[blockIdx.y * t + i] = maxima[i];
-  __threadfence();
-  __syncthreads();
-  RowState& st = a.state[r];
-  if (threadIdx.x == 0) last = atomicAdd(&st.arrived, 1u) == gridDim.y - 1;
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
+}
+
+// One block per row: the k-th largest offer is the bound: at least k keys
+// of the row are at or above it.
+template <class T, int BLOCK, int R>
+__global__ void __launch_bounds__(BLOCK)
+    multi_bound_kernel(MultiArgs a, Output o, int64_t blocks_per_row) {
+  using Key = key_t<T>;
+  wait_for_previous_grid();
+  let_next_grid_launch();
+  __shared__ SelectShared<BLOCK, R> sh;
+  const int64_t r = blockIdx.x;
   constexpr int kItems = 16;
-  const int64_t m = gridDim.y * t;  // <= BLOCK * kItems (plan_multi)
+  const int64_t m = blocks_per_row * a.tops_per_block;  // <= BLOCK * kItems (plan_multi)
+  const Key* offers = static_cast<const Key*>(a.tops) + r * m;
   Key v[kItems];
 #pragma unroll
   for (int j = 0; j < kItems; ++j) {
     const int64_t i = int64_t{j} * BLOCK + threadIdx.x;
-    v[j] = i < m ? load_cg(offers + i) : Key(0);
+    v[j] = i < m ? offers[i] : Key(0);
   }
   auto each = [&](auto&& f) {
 #pragma unroll
@@ -413,9 +408,9 @@ __global__ void __launch_bounds__(BLOCK)
   // pass hands the row to the digit passes
   const Key bound = radix_select<kKeyWidth<T>, R, BLOCK, Key>(each, 0, Key(0), static_cast<unsigned>(o.k), sh);
   if (threadIdx.x == 0) {
+    RowState& st = a.state[r];
     set_prefix(st, bound);
     st.stage = kgen::topk::kBound;
-    st.arrived = 0;
   }
 }
 
@@ -774,8 +769,11 @@ cudaError_t launch_multi(const void* problem, cudaStream_t stream) {
   const T* x = static_cast<const T*>(p.x);
   const bool chained = p.device->major >= 9;
   if (pl.tops_per_block > 0) {
-    multi_bound_kernel<T, BLOCK, R, P><<<grid, BLOCK, 0, stream>>>(x, a, o);
+    multi_offer_kernel<T, BLOCK, P><<<grid, BLOCK, 0, stream>>>(x, a, o);
     if ((err = cudaGetLastError()) != cudaSuccess) return err;
+    if ((err = launch_chained(chained, multi_bound_kernel<T, BLOCK, R>, dim3(static_cast<unsigned>(p.batch)),
+                              BLOCK, stream, a, o, pl.blocks_per_row)) != cudaSuccess)
+      return err;
     if ((err = launch_chained(chained, multi_gather_kernel<T, BLOCK, P>, grid, BLOCK, stream, x, a, o)) !=
         cudaSuccess)
       return err;
