@@ -45,7 +45,7 @@ inline std::size_t round_up(std::size_t a) { return (a + 255) / 256 * 256; }
 // Workspace regions, each 256-byte aligned; unused ones have size 0.
 struct Plan {
   int64_t blocks_per_row = 1;  // multi: blocks that share one row
-  int64_t tops_per_block = 0;  // multi: keys each block offers for the bound (0: no bound pass)
+  int64_t tops_per_block = 0;  // multi: keys each warp offers for the bound (0: no bound pass)
   int64_t candidates = 0;      // multi: capacity of a row's candidate list
   std::size_t state = 0, hist = 0, selected = 0, cand = 0, tops = 0;  // multi's
   std::size_t sorted_keys = 0, offsets = 0, sort_temp = 0;  // the segmented sort's
@@ -144,16 +144,16 @@ inline Plan plan_multi(const Problem& p, int block, int pack, int radix) {
   pl.hist = static_cast<std::size_t>(p.batch) * (std::size_t{1} << radix) * sizeof(unsigned);
   pl.selected = static_cast<std::size_t>(p.batch * p.k) * key_bytes(p.dtype);
   pl.cand = 2 * static_cast<std::size_t>(p.batch * pl.candidates) * key_bytes(p.dtype);
-  // The bound pass: each block offers its `t` largest thread maxima; the
-  // k-th largest offer bounds the row's k-th from below, and the keys above
-  // it (random rows: a few times k) usually fit one block's sort.  Used
-  // while the offers fit the last block's registers (16 a thread) and the
-  // result can fit the sort.
-  const int64_t t = div_up(p.k, pl.blocks_per_row);
-  if (2 * p.k <= block_sort_capacity(p.dtype) && 2 * t <= block &&
-      pl.blocks_per_row * t <= int64_t{block} * 16) {
+  // The bound pass: each warp offers the `t` largest of its lanes' maxima;
+  // the k-th largest offer bounds the row's k-th from below, and the keys
+  // above it (random rows: a few times k) usually fit one block's sort.
+  // Used while the offers fit the registers of a block of 1024 threads (16
+  // a thread) and the result can fit the sort.
+  const int64_t warps = pl.blocks_per_row * (block / 32);
+  const int64_t t = div_up(p.k, warps);
+  if (2 * p.k <= block_sort_capacity(p.dtype) && 2 * t <= 32 && warps * t <= 1024 * 16) {
     pl.tops_per_block = t;
-    pl.tops = static_cast<std::size_t>(p.batch * pl.blocks_per_row * t) * key_bytes(p.dtype);
+    pl.tops = static_cast<std::size_t>(p.batch * warps * t) * key_bytes(p.dtype);
   }
   plan_sort(pl, p);
   lay_out(pl);

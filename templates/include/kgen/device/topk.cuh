@@ -357,41 +357,44 @@ template <class Key> __device__ __forceinline__ void set_prefix(RowState& st, Ke
   if constexpr (sizeof(Key) == 16) st.prefix_hi = static_cast<unsigned long long>(p >> 64);
 }
 
-// The bound pass: each block offers the t largest of its threads' largest
-// keys (t distinct keys of the row).  One read of the row, no atomics per
-// key, full residency (the offers' selection is its own kernel: in here its
-// registers halved the blocks an SM holds, H100 2^24 float32: 54 us).
+// The bound pass: each warp offers the t largest of its lanes' largest keys
+// (t distinct keys of the row, sorted by one warp network).  One read of
+// the row, no atomics or barriers per key, full residency.  (Offers per
+// block, sorted by a block network, took 43 us on 2^24 float32 against 32
+// for a plain read; the offers' selection, in here, halved the blocks an
+// SM holds: 54 us.)
 template <class T, int BLOCK, int P>
 __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
     multi_offer_kernel(const T* __restrict__ x, MultiArgs a, Output o) {
   using Key = key_t<T>;
   let_next_grid_launch();
-  __shared__ Key maxima[BLOCK];
   const int64_t r = blockIdx.x;
-  Key top = Key(0);
+  Key top[1] = {Key(0)};
   walk_share<T, BLOCK, P, (P == 1 ? 8 : 16 / P)>(x + r * o.n, o.n, o.largest, [&](Key key, bool valid) {
-    if (valid && key > top) top = key;
+    if (valid && key > top[0]) top[0] = key;
   });
-  maxima[threadIdx.x] = top;
-  __syncthreads();
-  bitonic_sort_desc<BLOCK>(maxima, BLOCK);
-  const int64_t t = a.tops_per_block;
-  Key* offers = static_cast<Key*>(a.tops) + r * gridDim.y * t;
-  for (int64_t i = threadIdx.x; i < t; i += BLOCK) offers[blockIdx.y * t + i] = maxima[i];
+  warp_sort<1>(top);
+  const int64_t t = a.tops_per_block;  // offers a warp
+  const int lane = threadIdx.x % 32;
+  const int64_t warp = int64_t{blockIdx.y} * (BLOCK / 32) + threadIdx.x / 32;
+  Key* offers = static_cast<Key*>(a.tops) + r * gridDim.y * (BLOCK / 32) * t;
+  if (lane < t) offers[warp * t + lane] = top[0];
 }
 
 // One block per row: the k-th largest offer is the bound: at least k keys
 // of the row are at or above it.
-template <class T, int BLOCK, int R>
+constexpr int kBoundBlock = 1024, kBoundItems = 16;  // offers a row: 16384 at most (plan_multi)
+
+template <class T, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
-    multi_bound_kernel(MultiArgs a, Output o, int64_t blocks_per_row) {
+    multi_bound_kernel(MultiArgs a, Output o, int64_t offers_per_row) {
   using Key = key_t<T>;
   wait_for_previous_grid();
   let_next_grid_launch();
-  __shared__ SelectShared<BLOCK, R> sh;
+  __shared__ SelectShared<BLOCK, 8> sh;
   const int64_t r = blockIdx.x;
-  constexpr int kItems = 16;
-  const int64_t m = blocks_per_row * a.tops_per_block;  // <= BLOCK * kItems (plan_multi)
+  constexpr int kItems = kBoundItems;
+  const int64_t m = offers_per_row;  // <= BLOCK * kItems (plan_multi)
   const Key* offers = static_cast<const Key*>(a.tops) + r * m;
   Key v[kItems];
 #pragma unroll
@@ -403,10 +406,10 @@ __global__ void __launch_bounds__(BLOCK)
 #pragma unroll
     for (int j = 0; j < kItems; ++j) f(v[j], int64_t{j} * BLOCK + threadIdx.x < m);
   };
-  // offers of 0 (blocks with fewer keys than t) are equal keys: if the k-th
+  // offers of 0 (warps with fewer keys than t) are equal keys: if the k-th
   // offer is one of them the bound is 0, every key passes, and the gather
   // pass hands the row to the digit passes
-  const Key bound = radix_select<kKeyWidth<T>, R, BLOCK, Key>(each, 0, Key(0), static_cast<unsigned>(o.k), sh);
+  const Key bound = radix_select<kKeyWidth<T>, 8, BLOCK, Key>(each, 0, Key(0), static_cast<unsigned>(o.k), sh);
   if (threadIdx.x == 0) {
     RowState& st = a.state[r];
     set_prefix(st, bound);
@@ -771,8 +774,9 @@ cudaError_t launch_multi(const void* problem, cudaStream_t stream) {
   if (pl.tops_per_block > 0) {
     multi_offer_kernel<T, BLOCK, P><<<grid, BLOCK, 0, stream>>>(x, a, o);
     if ((err = cudaGetLastError()) != cudaSuccess) return err;
-    if ((err = launch_chained(chained, multi_bound_kernel<T, BLOCK, R>, dim3(static_cast<unsigned>(p.batch)),
-                              BLOCK, stream, a, o, pl.blocks_per_row)) != cudaSuccess)
+    if ((err = launch_chained(chained, multi_bound_kernel<T, kBoundBlock>, dim3(static_cast<unsigned>(p.batch)),
+                              kBoundBlock, stream, a, o, pl.blocks_per_row * (BLOCK / 32) * pl.tops_per_block)) !=
+        cudaSuccess)
       return err;
     if ((err = launch_chained(chained, multi_gather_kernel<T, BLOCK, P>, grid, BLOCK, stream, x, a, o)) !=
         cudaSuccess)
