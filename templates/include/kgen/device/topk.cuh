@@ -613,6 +613,31 @@ __global__ void __launch_bounds__(BLOCK)
 
 // ---- queue: one warp per row, the best keys in registers ----------------------
 
+// Walks a row with one warp: rounds of 4 packs a lane, all loaded before
+// any is converted; f(key, valid) for each element, called by the whole warp.
+template <class T, int P, class F>
+__device__ __forceinline__ void warp_walk(const T* row, int64_t n, bool largest, F&& f) {
+  constexpr int U = 4;
+  const int lane = threadIdx.x % 32;
+  const int64_t packs = n / P;  // whole: n % P == 0
+  for (int64_t base = 0; base < n; base += 32 * P * U) {
+    Pack<T, P> raw[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int64_t q = (base + u * 32 * P) / P + lane;
+      raw[u] = load_pack<T, P>(row, q, q < packs);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      bits_t<T> s[P];
+      to_orders<T, P>(raw[u], largest, s);
+      const int64_t q = (base + u * 32 * P) / P + lane;
+#pragma unroll
+      for (int j = 0; j < P; ++j) f(make_key<T>(s[j], static_cast<uint32_t>(q * P + j)), q < packs);
+    }
+  }
+}
+
 template <class T, int C, int P, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
     queue_kernel(const T* __restrict__ x, T* __restrict__ values, int64_t* __restrict__ indices,
@@ -623,7 +648,6 @@ __global__ void __launch_bounds__(BLOCK)
   const int lane = threadIdx.x % 32;
   const T* row = x + r * o.n;
   const int k = static_cast<int>(o.k);
-  const int64_t packs = o.n / P;  // whole: n % P == 0
   // Fast path for k <= 16: the k-th largest of the lanes' largest keys
   // bounds the row's k-th from below; a second read of the row (from L1)
   // gathers the keys above it, usually about k, which one warp sort orders.
@@ -634,58 +658,22 @@ __global__ void __launch_bounds__(BLOCK)
   __shared__ Key gathered[BLOCK / 32][kGather];
   if (k <= 16) {
     Key top = Key(0);
-    constexpr int U = 4;  // packs of a lane in flight
-    for (int64_t base = 0; base < o.n; base += 32 * P * U) {
-      bits_t<T> s[U][P];
-      {
-        Pack<T, P> raw[U];
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-          const int64_t q = (base + u * 32 * P) / P + lane;
-          raw[u] = load_pack<T, P>(row, q, q < packs);
-        }
-#pragma unroll
-        for (int u = 0; u < U; ++u) to_orders<T, P>(raw[u], o.largest, s[u]);
-      }
-#pragma unroll
-      for (int u = 0; u < U; ++u)
-#pragma unroll
-        for (int j = 0; j < P; ++j) {
-          const int64_t e = ((base + u * 32 * P) / P + lane) * P + j;
-          const Key key = make_key<T>(s[u][j], static_cast<uint32_t>(e));
-          if (e < o.n && key > top) top = key;
-        }
-    }
+    warp_walk<T, P>(row, o.n, o.largest, [&](Key key, bool valid) {
+      if (valid && key > top) top = key;
+    });
     Key lanes[1] = {top};
     warp_sort<1>(lanes);
     const Key bound = shfl_key(lanes[0], k - 1);
     if (bound != Key(0)) {  // else fewer than k lanes hold a key
       Key* mine = gathered[threadIdx.x / 32];
       unsigned got = 0;
-      for (int64_t base = 0; base < o.n; base += 32 * P * U) {
-        bits_t<T> s[U][P];
-        {
-          Pack<T, P> raw[U];
-#pragma unroll
-          for (int u = 0; u < U; ++u) {
-            const int64_t q = (base + u * 32 * P) / P + lane;
-            raw[u] = load_pack<T, P>(row, q, q < packs);
-          }
-#pragma unroll
-          for (int u = 0; u < U; ++u) to_orders<T, P>(raw[u], o.largest, s[u]);
-        }
-#pragma unroll
-        for (int uj = 0; uj < U * P; ++uj) {
-          const int u = uj / P, j = uj % P;
-          const int64_t e = ((base + u * 32 * P) / P + lane) * P + j;
-          const Key key = make_key<T>(s[u][j], static_cast<uint32_t>(e));
-          const bool take = e < o.n && key >= bound;
-          const unsigned m = __ballot_sync(kFull, take);
-          const unsigned at = got + __popc(m & ((1u << lane) - 1u));
-          if (take && at < kGather) mine[at] = key;
-          got += __popc(m);
-        }
-      }
+      warp_walk<T, P>(row, o.n, o.largest, [&](Key key, bool valid) {
+        const bool take = valid && key >= bound;
+        const unsigned m = __ballot_sync(kFull, take);
+        const unsigned at = got + __popc(m & ((1u << lane) - 1u));
+        if (take && at < kGather) mine[at] = key;
+        got += __popc(m);
+      });
       __syncwarp();
       if (got <= 32) {
         finish_warp<1, T>(mine, static_cast<int>(got), row, values, indices, r, o);
@@ -701,21 +689,13 @@ __global__ void __launch_bounds__(BLOCK)
 #pragma unroll
   for (int j = 0; j < C; ++j) list[j] = Key(0);  // below every real key
   Key kth = Key(0);
-  for (int64_t base = 0; base < o.n; base += 32 * P) {
-    const int64_t q = base / P + lane;
-    bits_t<T> s[P];
-    to_orders<T, P>(load_pack<T, P>(row, q, q < packs), o.largest, s);
-#pragma unroll
-    for (int j = 0; j < P; ++j) {
-      const int64_t e = q * P + j;
-      const Key key = make_key<T>(s[j], static_cast<uint32_t>(e));
-      const bool better = e < o.n && key > kth;
-      if (__any_sync(kFull, better)) {
-        warp_insert<C>(list, better ? key : Key(0));
-        kth = warp_at<C>(list, k - 1);
-      }
+  warp_walk<T, P>(row, o.n, o.largest, [&](Key key, bool valid) {
+    const bool better = valid && key > kth;
+    if (__any_sync(kFull, better)) {
+      warp_insert<C>(list, better ? key : Key(0));
+      kth = warp_at<C>(list, k - 1);
     }
-  }
+  });
   if (!o.sorted) {
     const bits_t<T> kth_order = key_order<T>(kth);
 #pragma unroll
