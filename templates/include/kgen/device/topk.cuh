@@ -349,6 +349,13 @@ __device__ void end_pass(RowState& st, unsigned* row_hist, SelectShared<BLOCK, R
   }
 }
 
+// A load from L2, past this SM's L1: for keys other blocks of the grid wrote.
+template <class Key> __device__ __forceinline__ Key load_cg(const Key* p) {
+  const auto* w = reinterpret_cast<const unsigned long long*>(p);
+  if constexpr (sizeof(Key) == 16) return (Key(__ldcg(w + 1)) << 64) | Key(__ldcg(w));
+  else return Key(__ldcg(w));
+}
+
 template <class Key> __device__ __forceinline__ void set_prefix(RowState& st, Key p) {
   st.prefix_lo = static_cast<unsigned long long>(p);
   if constexpr (sizeof(Key) == 16) st.prefix_hi = static_cast<unsigned long long>(p >> 64);
@@ -383,10 +390,36 @@ __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
   const int64_t warp = int64_t{blockIdx.y} * (BLOCK / 32) + threadIdx.x / 32;
   Key* offers = static_cast<Key*>(a.tops) + r * gridDim.y * (BLOCK / 32) * t;
   if (lane < t) offers[warp * t + lane] = top[0];
+  if (2 * o.k > BLOCK) return;  // large k: multi_bound_kernel selects among the offers
+  // Small k: the row's last block takes the bound here, the k-th largest of
+  // its threads' largest offers (at least k threads hold one: offers >= k,
+  // BLOCK >= 2k), which saves the bound kernel's launch.
+  __shared__ SelectShared<BLOCK, 8> sh;
+  __shared__ bool last;
+  __threadfence();
+  __syncthreads();
+  RowState& st = a.state[r];
+  if (threadIdx.x == 0) last = atomicAdd(&st.arrived, 1u) == gridDim.y - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  const int64_t m = gridDim.y * (BLOCK / 32) * t;
+  Key mine = Key(0);
+  for (int64_t i = threadIdx.x; i < m; i += BLOCK) {
+    const Key v = load_cg(offers + i);
+    mine = v > mine ? v : mine;
+  }
+  auto each_top = [&](auto&& f) { f(mine, true); };
+  const Key bound = radix_select<kKeyWidth<T>, 8, BLOCK, Key>(each_top, 0, Key(0), static_cast<unsigned>(o.k), sh);
+  if (threadIdx.x == 0) {
+    set_prefix(st, bound);
+    st.stage = kgen::topk::kBound;
+    st.arrived = 0;
+  }
 }
 
-// One block per row: the k-th largest offer is the bound: at least k keys
-// of the row are at or above it.
+// For k > BLOCK / 2, one block per row: the k-th largest offer is the
+// bound: at least k keys of the row are at or above it.
 constexpr int kBoundBlock = 1024, kBoundItems = 16;  // offers a row: 16384 at most (plan_multi)
 
 template <class T, int BLOCK>
@@ -771,9 +804,10 @@ cudaError_t launch_multi(const void* problem, cudaStream_t stream) {
   if (pl.tops_per_block > 0) {
     multi_offer_kernel<T, BLOCK, P><<<grid, BLOCK, 0, stream>>>(x, a, o);
     if ((err = cudaGetLastError()) != cudaSuccess) return err;
-    if ((err = launch_chained(chained, multi_bound_kernel<T, kBoundBlock>, dim3(static_cast<unsigned>(p.batch)),
+    if (2 * p.k > BLOCK &&  // else the offer pass's last block took the bound
+        (err = launch_chained(chained, multi_bound_kernel<T, kBoundBlock>, dim3(static_cast<unsigned>(p.batch)),
                               kBoundBlock, stream, a, o, pl.blocks_per_row * (BLOCK / 32) * pl.tops_per_block)) !=
-        cudaSuccess)
+            cudaSuccess)
       return err;
     if ((err = launch_chained(chained, multi_gather_kernel<T, BLOCK, P>, grid, BLOCK, stream, x, a, o)) !=
         cudaSuccess)
