@@ -1,18 +1,24 @@
 // Top-k over the last dim: the kernels of every strategy and their host
 // launchers.  Generated variants instantiate the launchers with fixed
-// parameters (templates/topk_*.cu.j2).
-//   queue  one warp per row; the best 32*C keys so far live in registers,
-//          sorted across the warp; a round of loads is merged in (warp
+// parameters (templates/topk.cu.j2).
+//   queue  one warp per row.  k <= 16: the k-th largest of the lanes'
+//          largest keys bounds the row's k-th; a second read gathers the
+//          keys above it and one warp sort orders them.  Otherwise (or when
+//          too many pass) the best 32*C keys so far live in registers,
+//          sorted across the warp, and a round of loads is merged in (warp
 //          bitonic sort + bitonic merge) only when some lane holds a key
 //          above the current k-th.  k <= 32*C.
-//   block  one block per row, the row in registers (ITEMS per thread);
-//          radix select with R-bit digits over the keys, then the chosen k
-//          collected and sorted in shared memory.
-//   multi  several blocks per row: a counting pass over the first digit
-//          (the last block to finish picks the bucket on the device), a
-//          filter pass that appends the keys above the bucket and compacts
-//          the bucket's keys, then one block per row finishes the select on
-//          the compacted keys (or the row, when they did not fit) and sorts.
+//   block  one block per row, the row in registers (ITEMS per thread); the
+//          k-th bounded by the threads' largest keys (few keys above it are
+//          gathered and sorted), else radix select with R-bit digits.
+//   multi  several blocks per row: every warp offers its lanes' largest
+//          keys, the k-th largest offer bounds the row's k-th, one pass
+//          gathers the keys above it and one block sorts them.  Rows where
+//          too many pass go through the digit passes: a count of the first
+//          digit (the row's last block picks the bucket on the device), then
+//          one pass per digit that appends the keys above the bucket, counts
+//          the next digit and compacts the bucket into a list that the next
+//          pass reads instead of the row, until one block's sort holds them.
 // When k is too large for one block's sort, the collected keys go through a
 // segmented radix sort (CUB) and an output pass.
 #pragma once
