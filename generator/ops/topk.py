@@ -4,14 +4,17 @@ indices, sorted or not.  A row of n elements is seen through its keys
 the inverted index, so keys are distinct and selection is "the k largest".
 
 Strategies (templates/include/kgen/device/topk.cuh):
-  queue    one warp per row, the best 32*capacity keys in registers, merged
-           by warp bitonic networks; k <= 32*capacity
+  queue    one warp per row: for k <= 16 a bound from the lanes' maxima, one
+           gather and a warp sort; else the best 32*capacity keys in
+           registers, merged by warp bitonic networks; k <= 32*capacity
   block    one block per row, the row in registers (block_size x items),
-           radix select with `radix`-bit digits (2 and 4 count by warp
-           ballots, 8 and 11 by shared-memory atomics)
-  multi    several blocks per row: first-digit counts, the bucket chosen on
-           the device, a filter pass compacting the bucket, one block per row
-           finishing on the compacted keys
+           the k-th bounded by the threads' maxima, else radix select with
+           `radix`-bit digits (2 and 4 count by warp ballots, 8 and 11 by
+           shared-memory atomics)
+  multi    several blocks per row: warps offer their maxima, the k-th offer
+           bounds the k-th, one gather, one block's sort; rows it cannot
+           settle go through multi-block digit passes (the bucket chosen on
+           the device, candidates compacted into lists)
   generic  multi at pack 1: every valid problem, any alignment
 The selected k are sorted in shared memory when they fit (4096 keys, 2048
 for float64), else by a segmented radix sort.
