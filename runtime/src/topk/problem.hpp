@@ -45,7 +45,7 @@ inline std::size_t round_up(std::size_t a) { return (a + 255) / 256 * 256; }
 // Workspace regions, each 256-byte aligned; unused ones have size 0.
 struct Plan {
   int64_t blocks_per_row = 1;  // multi: blocks that share one row
-  int64_t tops_per_block = 0;  // multi: keys each warp offers for the bound (0: no bound pass)
+  int64_t offers_per_warp = 0;  // multi: keys each warp offers for the bound (0: no bound pass)
   int64_t candidates = 0;      // multi: capacity of a row's candidate list
   std::size_t state = 0, hist = 0, selected = 0, cand = 0, tops = 0;  // multi's
   std::size_t sorted_keys = 0, offsets = 0, sort_temp = 0;  // the segmented sort's
@@ -67,7 +67,6 @@ struct alignas(16) RowState {
   unsigned selected;    // keys appended to the row's selected list
   unsigned listed[2];   // keys in each candidate list
   unsigned stage, cur;
-  unsigned level;       // digits decided
   unsigned remaining;   // keys still to choose among those with the decided digits
   unsigned count;       // keys with the decided digits
   unsigned done;        // they are all chosen
@@ -152,7 +151,7 @@ inline Plan plan_multi(const Problem& p, int block, int pack, int radix) {
   const int64_t warps = pl.blocks_per_row * (block / 32);
   const int64_t t = div_up(p.k, warps);
   if (2 * p.k <= block_sort_capacity(p.dtype) && 2 * t <= 32 && warps * t <= 1024 * 16) {
-    pl.tops_per_block = t;
+    pl.offers_per_warp = t;
     pl.tops = static_cast<std::size_t>(p.batch * warps * t) * key_bytes(p.dtype);
   }
   plan_sort(pl, p);

@@ -227,9 +227,9 @@ struct MultiArgs {
   unsigned* hist;      // batch x 2^R counts of the first digit
   void* selected;      // batch x k keys
   void* cand;          // batch x 2 lists x candidates keys
-  void* tops;          // batch x blocks x tops_per_block keys offered for the bound
+  void* tops;          // batch x warps x offers_per_warp keys offered for the bound
   int* offsets;
-  int64_t batch, candidates, tops_per_block;
+  int64_t batch, candidates, offers_per_warp;
 };
 
 // Walks this block's share of a row: U rounds of BLOCK packs loaded before
@@ -343,7 +343,6 @@ __device__ void end_pass(RowState& st, unsigned* row_hist, SelectShared<BLOCK, R
       const key_t<T> p = (prefix << D::width(l)) | key_t<T>(c.bucket);
       st.prefix_lo = static_cast<unsigned long long>(p);
       if constexpr (sizeof(key_t<T>) == 16) st.prefix_hi = static_cast<unsigned long long>(p >> 64);
-      st.level = l + 1;
       st.remaining = want - c.above;
       st.count = c.count;
       st.done = c.count == want - c.above;
@@ -391,7 +390,7 @@ __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
   });
   Key top[1] = {any ? make_key<T>(best, 0xffffffffu) : Key(0)};
   warp_sort<1>(top);
-  const int64_t t = a.tops_per_block;  // offers a warp
+  const int64_t t = a.offers_per_warp;  // offers a warp
   const int lane = threadIdx.x % 32;
   const int64_t warp = int64_t{blockIdx.y} * (BLOCK / 32) + threadIdx.x / 32;
   Key* offers = static_cast<Key*>(a.tops) + r * gridDim.y * (BLOCK / 32) * t;
@@ -799,7 +798,7 @@ cudaError_t launch_multi(const void* problem, cudaStream_t stream) {
   MultiArgs a{reinterpret_cast<RowState*>(region(p, pl.state_at)),
               reinterpret_cast<unsigned*>(region(p, pl.hist_at)), region(p, pl.selected_at),
               region(p, pl.cand_at), region(p, pl.tops_at), reinterpret_cast<int*>(region(p, pl.offsets_at)),
-              p.batch, pl.candidates, pl.tops_per_block};
+              p.batch, pl.candidates, pl.offers_per_warp};
   const Output o{p.n, p.k, p.largest, p.sorted};
   // the row states and digit counts start at zero
   cudaError_t err = cudaMemsetAsync(p.workspace, 0, pl.selected_at, stream);
@@ -807,12 +806,12 @@ cudaError_t launch_multi(const void* problem, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(p.batch), static_cast<unsigned>(pl.blocks_per_row));
   const T* x = static_cast<const T*>(p.x);
   const bool chained = p.device->major >= 9;
-  if (pl.tops_per_block > 0) {
+  if (pl.offers_per_warp > 0) {
     multi_offer_kernel<T, BLOCK, P><<<grid, BLOCK, 0, stream>>>(x, a, o);
     if ((err = cudaGetLastError()) != cudaSuccess) return err;
     if (2 * p.k > BLOCK &&  // else the offer pass's last block took the bound
         (err = launch_chained(chained, multi_bound_kernel<T, kBoundBlock>, dim3(static_cast<unsigned>(p.batch)),
-                              kBoundBlock, stream, a, o, pl.blocks_per_row * (BLOCK / 32) * pl.tops_per_block)) !=
+                              kBoundBlock, stream, a, o, pl.blocks_per_row * (BLOCK / 32) * pl.offers_per_warp)) !=
             cudaSuccess)
       return err;
     if ((err = launch_chained(chained, multi_gather_kernel<T, BLOCK, P>, grid, BLOCK, stream, x, a, o)) !=
@@ -820,7 +819,7 @@ cudaError_t launch_multi(const void* problem, cudaStream_t stream) {
       return err;
   }
   // the digit passes: rows the bound pass settled skip them all
-  if ((err = launch_chained(chained && pl.tops_per_block > 0, multi_count_kernel<T, BLOCK, R, P>, grid,
+  if ((err = launch_chained(chained && pl.offers_per_warp > 0, multi_count_kernel<T, BLOCK, R, P>, grid,
                             BLOCK, stream, x, a, o)) != cudaSuccess)
     return err;
   // one pass per digit after the first, and one that appends the last

@@ -86,11 +86,6 @@ __device__ __forceinline__ key_t<T> make_key(bits_t<T> order, uint32_t index) {
   return (key_t<T>(order) << 32) | key_t<T>(0xffffffffu - index);
 }
 
-template <class T>
-__device__ __forceinline__ key_t<T> key_at(const T* row, uint32_t index, bool largest) {
-  return make_key<T>(order_bits(row[index], largest), index);
-}
-
 template <class Key> __device__ __forceinline__ uint32_t key_index(Key key) {
   return 0xffffffffu - static_cast<uint32_t>(key);
 }
