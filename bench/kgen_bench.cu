@@ -3,6 +3,16 @@
 //
 //   kgen-bench softmax [--dtypes f32,f16,bf16] [--cols 32,128,...] [--mib 512]
 //                      [--reps 30] [--variants] [--md FILE] [--csv FILE]
+//   kgen-bench softmax_backward [--dtypes f32,f16,bf16] [--cols 32,128,...] [--mib 512]
+//                      [--reps 30] [--variants] [--md FILE] [--csv FILE]
+//                      (softmax and log_softmax backward over the forward's rows)
+//   kgen-bench softmax_dim [--dtypes f32,f16,bf16]
+//                      [--ops softmax,log_softmax,softmax_backward,log_softmax_backward]
+//                      [--reps 30] [--variants] [--md FILE] [--csv FILE]
+//                      (over dim 1 of (N, C, H*W) tensors)
+//   kgen-bench softmax_masked [--dtypes f16,bf16,f32] [--ops bool,additive,causal]
+//                      [--reps 30] [--variants] [--md FILE] [--csv FILE]
+//                      (attention shapes: batch 8, heads 16, S 1024 and 2048)
 //   kgen-bench reduce  [--dtypes f32,f16] [--ops sum,max,argmax|all]
 //                      [--reps 30] [--variants] [--md FILE] [--csv FILE]
 //   kgen-bench permute [--dtypes f32,f16] (only the element size matters)
@@ -164,7 +174,7 @@ struct Run {
                 commit().c_str(), kgen_version(), kgen_build_arch(), kgen_build_level());
     std::printf("# GB/s over %s; %% of copy: that over a D2D copy's GB/s (read + write) in the same run\n",
                 traffic.c_str());
-    std::printf("%-12s %-5s %-30s %10s %8s %7s  %s\n", "op", "dtype", "shape", "us", "GB/s", "%copy", "variant");
+    std::printf("%-20s %-5s %-30s %10s %8s %7s  %s\n", "op", "dtype", "shape", "us", "GB/s", "%copy", "variant");
   }
 
   // Sets of buffers that together exceed 4x the L2.
@@ -174,7 +184,7 @@ struct Run {
 
   void add(const Row& r, bool keep, const std::string& note = "") {
     if (keep) rows.push_back(r);
-    std::printf("%-12s %-5s %-30s %10.1f %8.0f %6.1f%%  %s%s", r.op.c_str(), r.dtype.c_str(), r.shape.c_str(),
+    std::printf("%-20s %-5s %-30s %10.1f %8.0f %6.1f%%  %s%s", r.op.c_str(), r.dtype.c_str(), r.shape.c_str(),
                 r.us, r.gbps, r.pct_copy, r.variant.c_str(), note.c_str());
     if (r.torch_us > 0 && r.op != "copy")
       std::printf("  [torch %.1f us, %.1fx]", r.torch_us, r.torch_us / r.us);
@@ -364,6 +374,186 @@ int bench_softmax(const Options& o) {
         if (!time_candidates(run, o, base, copy, sets, candidates(selected, "softmax", dname, o.variants),
                              2.0 * bytes, [&](const char* v, int s) {
                                return kgen_softmax_variant(v, log, d, rows, cols, b.xs[s], b.ys[s], nullptr);
+                             }))
+          return 1;
+      }
+    }
+  }
+  return run.write(o);
+}
+
+// Is `name` among the --ops given (every op when none is)?
+bool wanted(const Options& o, const std::string& name) {
+  return o.ops.empty() || std::find(o.ops.begin(), o.ops.end(), name) != o.ops.end();
+}
+
+// Softmax and log_softmax backward over the last dim, on the forward's rows
+// (--cols, --mib): dx from y and dy.  The inputs are random rather than a
+// forward's output: the kernels' time does not depend on the values.
+int bench_softmax_backward(const Options& o) {
+  Run run("softmax_backward", "3 x tensor bytes (read y, read dy, write dx)");
+  for (const std::string& dname : dtypes_or(o, {"f32", "f16", "bf16"})) {
+    const kgen_dtype_t d = parse_dtype(dname);
+    const int e = kgen_dtype_size(d);
+    for (int64_t cols : o.cols) {
+      const int64_t rows = std::max<int64_t>(1, static_cast<int64_t>(o.mib * 1048576.0 / (cols * e)));
+      const size_t bytes = static_cast<size_t>(rows * cols * e);
+      const int sets = run.sets_for(2 * bytes);
+      const std::string shape = std::to_string(rows) + "x" + std::to_string(cols);
+      // a copy of half the traffic moves as many bytes
+      const double copy = copy_row(run, o, dname, shape, 3 * bytes / 2, d);
+      Buffers y_dx(sets, bytes, bytes, rows * cols, d), dy(sets, bytes, 0, rows * cols, d);
+      for (int log = 0; log < 2; ++log) {
+        const char* selected = nullptr;
+        if (kgen_softmax_backward_selected(log, d, rows, cols, 1, y_dx.xs[0], dy.xs[0], y_dx.ys[0], &selected) !=
+            KGEN_OK) {
+          std::fprintf(stderr, "selection failed: %s\n", kgen_last_error());
+          return 1;
+        }
+        const Row base{log ? "log_softmax_backward" : "softmax_backward", dname, shape, "", 0, 0, 0};
+        if (!time_candidates(run, o, base, copy, sets, candidates(selected, "softmax_backward", dname, o.variants),
+                             3.0 * bytes, [&](const char* v, int s) {
+                               return kgen_softmax_backward_variant(v, log, d, rows, cols, 1, y_dx.xs[s], dy.xs[s],
+                                                                    y_dx.ys[s], nullptr);
+                             }))
+          return 1;
+      }
+    }
+  }
+  return run.write(o);
+}
+
+// Softmax over dim 1 of (N, C, H*W) activations: channels of images and
+// segmentation logits (inner > 1: the strided tiers), as (outer, axis, inner).
+struct DimBenchCase {
+  int64_t outer, axis, inner;
+};
+const DimBenchCase kDimCases[] = {
+    {64, 1024, 64 * 64}, {256, 64, 56 * 56}, {128, 512, 28 * 28},
+    {256, 2048, 7 * 7},  {16, 19, 512 * 512}, {8, 8192, 64},
+};
+
+// ops: softmax, log_softmax (read x, write y) and softmax_backward,
+// log_softmax_backward (read y and dy, write dx) over dim 1.
+int bench_softmax_dim(const Options& o) {
+  Run run("softmax_dim", "2 (forward: read x, write y) or 3 (backward: read y, read dy, write dx) x tensor bytes");
+  const char* const ops[] = {"softmax", "log_softmax", "softmax_backward", "log_softmax_backward"};
+  for (const std::string& name : o.ops)
+    if (std::find(std::begin(ops), std::end(ops), name) == std::end(ops)) {
+      std::fprintf(stderr, "unknown op %s\n", name.c_str());
+      return 2;
+    }
+  for (const std::string& dname : dtypes_or(o, {"f32", "f16", "bf16"})) {
+    const kgen_dtype_t d = parse_dtype(dname);
+    const int e = kgen_dtype_size(d);
+    for (const DimBenchCase& c : kDimCases) {
+      const int64_t n = c.outer * c.axis * c.inner;
+      const size_t bytes = static_cast<size_t>(n) * e;
+      const int sets = run.sets_for(2 * bytes);
+      const std::string shape = "(" + std::to_string(c.outer) + "," + std::to_string(c.axis) + "," +
+                                std::to_string(c.inner) + ") dim 1";
+      Buffers x_y(sets, bytes, bytes, n, d), dy(sets, bytes, 0, n, d);
+      for (int backward = 0; backward < 2; ++backward) {
+        if (!wanted(o, ops[2 * backward]) && !wanted(o, ops[2 * backward + 1])) continue;
+        const int tensors = backward ? 3 : 2;
+        const double copy = copy_row(run, o, dname, shape, tensors * bytes / 2, d);
+        for (int log = 0; log < 2; ++log) {
+          const char* op = ops[2 * backward + log];
+          if (!wanted(o, op)) continue;
+          const char* selected = nullptr;
+          const kgen_status_t st =
+              backward ? kgen_softmax_backward_selected(log, d, c.outer, c.axis, c.inner, x_y.xs[0], dy.xs[0],
+                                                        x_y.ys[0], &selected)
+                       : kgen_softmax_dim_selected(log, d, c.outer, c.axis, c.inner, x_y.xs[0], x_y.ys[0], &selected);
+          if (st != KGEN_OK) {
+            std::fprintf(stderr, "selection failed: %s\n", kgen_last_error());
+            return 1;
+          }
+          const Row base{op, dname, shape, "", 0, 0, 0};
+          auto launch = [&](const char* v, int s) {
+            return backward ? kgen_softmax_backward_variant(v, log, d, c.outer, c.axis, c.inner, x_y.xs[s],
+                                                            dy.xs[s], x_y.ys[s], nullptr)
+                            : kgen_softmax_dim_variant(v, log, d, c.outer, c.axis, c.inner, x_y.xs[s], x_y.ys[s],
+                                                       nullptr);
+          };
+          if (!time_candidates(run, o, base, copy, sets,
+                               candidates(selected, backward ? "softmax_backward" : "softmax", dname, o.variants),
+                               static_cast<double>(tensors) * bytes, launch))
+            return 1;
+        }
+      }
+    }
+  }
+  return run.write(o);
+}
+
+// Attention's softmax(scale * QK^T + mask) over (batch, heads, S, S), scale
+// 1/sqrt(64), with ops:
+//   bool      a bool mask [B,1,S,S] (one byte an element, about half kept)
+//   additive  an additive mask [1,1,S,S] of x's dtype
+//   causal    no mask tensor, causal
+int bench_softmax_masked(const Options& o) {
+  Run run("softmax_masked", "the minimum traffic (read x, read the broadcast mask once, write y)");
+  const char* const ops[] = {"bool", "additive", "causal"};
+  for (const std::string& name : o.ops)
+    if (std::find(std::begin(ops), std::end(ops), name) == std::end(ops)) {
+      std::fprintf(stderr, "unknown op %s\n", name.c_str());
+      return 2;
+    }
+  const int64_t batch = 8, heads = 16;
+  for (const std::string& dname : dtypes_or(o, {"f16", "bf16", "f32"})) {
+    const kgen_dtype_t d = parse_dtype(dname);
+    const int e = kgen_dtype_size(d);
+    for (int64_t seq : {int64_t{1024}, int64_t{2048}}) {
+      const int64_t n = batch * heads * seq * seq;
+      const size_t bytes = static_cast<size_t>(n) * e;
+      const int sets = run.sets_for(2 * bytes);
+      const std::string dims = std::to_string(batch) + "x" + std::to_string(heads) + "x" + std::to_string(seq) +
+                               "x" + std::to_string(seq);
+      Buffers x_y(sets, bytes, bytes, n, d);
+      for (const char* op : ops) {
+        if (!wanted(o, op)) continue;
+        kgen_softmax_mask_t m{0.125, KGEN_MASK_NONE, nullptr, 1, 1, 1, 0, 0};
+        int64_t mask_n = 0;
+        int mask_dtype = d;
+        std::string shape = dims;
+        if (std::strcmp(op, "bool") == 0) {
+          m.kind = KGEN_MASK_BOOL;
+          m.mask_batch = batch;
+          m.mask_queries = seq;
+          mask_n = batch * seq * seq;
+          mask_dtype = KGEN_BOOL;
+          shape += " mask [B,1,S,S]";
+        } else if (std::strcmp(op, "additive") == 0) {
+          m.kind = KGEN_MASK_ADDITIVE;
+          m.mask_queries = seq;
+          mask_n = seq * seq;
+          shape += " mask [1,1,S,S]";
+        } else {
+          m.causal = 1;
+        }
+        const size_t mask_bytes = static_cast<size_t>(mask_n) * (mask_dtype == KGEN_BOOL ? 1 : e);
+        const size_t traffic = 2 * bytes + mask_bytes;
+        const double copy = copy_row(run, o, dname, shape, traffic / 2, d);
+        Buffers mask(sets, std::max<size_t>(mask_bytes, 1), 0, mask_n, static_cast<kgen_dtype_t>(mask_dtype));
+        // the mask of set s
+        auto with_mask = [&](int s) {
+          kgen_softmax_mask_t ms = m;
+          if (mask_n) ms.mask = mask.xs[s];
+          return ms;
+        };
+        const kgen_softmax_mask_t m0 = with_mask(0);
+        const char* selected = nullptr;
+        if (kgen_softmax_masked_selected(d, batch, heads, seq, seq, x_y.xs[0], &m0, x_y.ys[0], &selected) != KGEN_OK) {
+          std::fprintf(stderr, "selection failed: %s\n", kgen_last_error());
+          return 1;
+        }
+        const Row base{std::string("masked_") + op, dname, shape, "", 0, 0, 0};
+        if (!time_candidates(run, o, base, copy, sets, candidates(selected, "softmax", dname, o.variants),
+                             static_cast<double>(traffic), [&](const char* v, int s) {
+                               const kgen_softmax_mask_t ms = with_mask(s);
+                               return kgen_softmax_masked_variant(v, d, batch, heads, seq, seq, x_y.xs[s], &ms,
+                                                                  x_y.ys[s], nullptr);
                              }))
           return 1;
       }
@@ -669,6 +859,13 @@ int usage() {
   std::fprintf(stderr,
                "usage: kgen-bench softmax [--dtypes f32,f16,bf16] [--cols 32,128,...] [--mib 512]\n"
                "                          [--reps 30] [--variants] [--md FILE] [--csv FILE]\n"
+               "       kgen-bench softmax_backward [--dtypes f32,f16,bf16] [--cols 32,128,...] [--mib 512]\n"
+               "                          [--reps 30] [--variants] [--md FILE] [--csv FILE]\n"
+               "       kgen-bench softmax_dim [--dtypes f32,f16,bf16]\n"
+               "                          [--ops softmax,log_softmax,softmax_backward,log_softmax_backward]\n"
+               "                          [--reps 30] [--variants] [--md FILE] [--csv FILE]\n"
+               "       kgen-bench softmax_masked [--dtypes f16,bf16,f32] [--ops bool,additive,causal]\n"
+               "                          [--reps 30] [--variants] [--md FILE] [--csv FILE]\n"
                "       kgen-bench reduce  [--dtypes f32,f16] [--ops sum,max,argmax|all]\n"
                "                          [--reps 30] [--variants] [--md FILE] [--csv FILE]\n"
                "       kgen-bench permute [--dtypes f32,f16] (only the element size matters)\n"
@@ -685,7 +882,8 @@ int usage() {
 int main(int argc, char** argv) {
   if (argc < 2) return usage();
   const std::string family = argv[1];
-  if (family != "softmax" && family != "reduce" && family != "permute" && family != "expand" &&
+  if (family != "softmax" && family != "softmax_backward" && family != "softmax_dim" &&
+      family != "softmax_masked" && family != "reduce" && family != "permute" && family != "expand" &&
       family != "where" && family != "topk")
     return usage();
   Options o;
@@ -712,6 +910,9 @@ int main(int argc, char** argv) {
     return 77;
   }
   if (family == "softmax") return bench_softmax(o);
+  if (family == "softmax_backward") return bench_softmax_backward(o);
+  if (family == "softmax_dim") return bench_softmax_dim(o);
+  if (family == "softmax_masked") return bench_softmax_masked(o);
   if (family == "reduce") return bench_reduce(o);
   if (family == "permute") return bench_permute(o);
   if (family == "topk") return bench_topk(o);

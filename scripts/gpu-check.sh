@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On a machine with a GPU: build a level (default: full) in build-gpu/, run
 # the host, generator and GPU tests, then kgen-bench for each family in
-# $BENCH (default: "softmax reduce permute expand where topk").  Logs and results go to the folder
+# $BENCH (default: "softmax softmax_backward softmax_dim softmax_masked reduce
+# permute expand where topk").  Logs and results go to the folder
 # given as $1 (default: bench/results): build.log, test.log, testlog.txt,
 # bench.txt and <family>.md / <family>.csv.
 #   scripts/gpu-check.sh OUTDIR [LEVEL] [extra kgen-bench args...]
@@ -27,7 +28,7 @@ grep -E "test cases|All tests passed|passed" "$out/test.log" | tail -5
 echo "tests: rc=$rc, $(( $(date +%s) - t1 )) s"
 cp build-gpu/meson-logs/testlog.txt "$out/testlog.txt" 2>/dev/null
 python3 scripts/test_summary.py build-gpu/meson-logs/testlog.json
-for family in ${BENCH:-softmax reduce permute expand where topk}; do
+for family in ${BENCH:-softmax softmax_backward softmax_dim softmax_masked reduce permute expand where topk}; do
   t2=$(date +%s)
   build-gpu/bench/kgen-bench "$family" --md "$out/$family.md" --csv "$out/$family.csv" "$@" | tee -a "$out/bench.txt"
   echo "bench $family: $(( $(date +%s) - t2 )) s"

@@ -34,7 +34,7 @@ if [ $gpu = 1 ]; then
   if python3 bench/topk_torch.py "build/topk_torch.csv" > /dev/null 2>&1; then
     torch_times=(--torch build/topk_torch.csv)
   fi
-  for family in softmax reduce permute expand where topk; do
+  for family in softmax softmax_backward softmax_dim softmax_masked reduce permute expand where topk; do
     extra=()
     [ "$family" = topk ] && extra=("${torch_times[@]}")
     KGEN_COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown) \

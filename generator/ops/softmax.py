@@ -1,6 +1,6 @@
-"""Softmax / log-softmax over the last dim of a rows x cols tensor.
+"""Softmax / log-softmax over one dim of a tensor seen as (outer, axis, inner).
 
-Three tiers as in OneFlow's design plus a generic fallback:
+Rows (inner == 1, the last dim): three tiers as in OneFlow's design:
   warp     whole row in registers; a group of `group_width` lanes owns a row,
            each lane holds `cols_per_thread` values loaded `pack_size` at a time;
            `rows_per_access` rows per group per pass; `padding` masks a tail.
@@ -8,9 +8,21 @@ Three tiers as in OneFlow's design plus a generic fallback:
            48 KB), `block_size` chosen by the runtime from occupancy.
   uncached one block per row, two passes over global memory (online max+sum,
            then normalise); any length.
-  generic  the uncached kernel at pack 1: every valid problem, any alignment.
+Strided (inner > 1, a middle dim, no transpose): a thread owns a pack of
+`pack_size` adjacent inner positions ("columns") and a share of the axis;
+`col_lanes` lanes of a warp cover adjacent packs (coalesced along inner), the
+other lanes and the block's warps split the axis.
+  strided           the column tile in registers, `axis_per_thread` values a
+                    thread; the block's warps chosen by the runtime to reach
+                    the axis.
+  strided_uncached  two passes over global memory (online max and sum); any
+                    axis length.
+  generic  pack 1: the uncached row kernel when inner == 1, the strided
+           uncached one otherwise; every valid problem, any alignment.
 softmax and log_softmax share each variant: the mode is a run-time argument
-that picks one of the two instantiations compiled into the variant.
+that picks one of the instantiations compiled into the variant (the row tiers
+also hold the masked softmax: scale and mask fused on load).  The backward
+family (softmax_backward.py) has the same tiers and parameter space.
 """
 from ..core import Param, Tier
 from ..dtypes import max_pack
@@ -20,6 +32,9 @@ DTYPES = ("f32", "f16", "bf16", "f64")
 # C++ function deciding capability from the real problem (runtime/src/softmax)
 SUPPORTS = "kgen::softmax::supports"
 PROBLEM_HEADER = "softmax/problem.hpp"
+# where the templates find the kernels and launchers of this direction
+DEVICE_HEADER = "kgen/device/softmax.cuh"
+DEVICE_NS = "kgen::device::softmax"
 
 
 def packs(d):
@@ -72,6 +87,29 @@ def uncached_default(d, p):
     return (p["pack_size"], p["block_size"]) in ((max_pack(d), 1024),)
 
 
+LANES = (1, 2, 4, 8, 16, 32)
+
+
+def strided_valid(d, p, arch):
+    return p["axis_per_thread"] * p["pack_size"] <= max_cols_per_thread(d)
+
+
+def strided_default(d, p):
+    """The widest pack with a full register tile, 64- and 512-byte column
+    segments per axis row (16-byte packs x 4 or x 32 lanes); and pack 1 for
+    an odd inner (32 lanes: 128 bytes a row)."""
+    pk, c, lanes = p["pack_size"], p["axis_per_thread"], p["col_lanes"]
+    if pk == max_pack(d):
+        return c == max_cols_per_thread(d) // pk and lanes in (4, 32)
+    return pk == 1 and c == max_cols_per_thread(d) and lanes == 32
+
+
+def strided_uncached_default(d, p):
+    return p["pack_size"] == max_pack(d) and p["col_lanes"] == 8
+
+
+# The backward family (softmax_backward.py) renders the same templates with
+# its own kernels (DEVICE_NS).
 TIERS = (
     Tier(
         name="warp",
@@ -99,10 +137,27 @@ TIERS = (
         in_default=uncached_default,
     ),
     Tier(
+        name="strided",
+        template="softmax_strided.cu.j2",
+        params=(
+            Param("pack_size", "p", packs),
+            Param("col_lanes", "l", lambda d: LANES),
+            Param("axis_per_thread", "a", lambda d: POW2),
+        ),
+        valid=strided_valid,
+        in_default=strided_default,
+    ),
+    Tier(
+        name="strided_uncached",
+        template="softmax_strided_uncached.cu.j2",
+        params=(Param("pack_size", "p", packs), Param("col_lanes", "l", lambda d: LANES)),
+        in_default=strided_uncached_default,
+    ),
+    Tier(
         name="generic",
-        template="softmax_uncached.cu.j2",
+        template="softmax_generic.cu.j2",
         params=(),
         generic=True,
-        fixed=(("pack_size", 1), ("block_size", 256)),
+        fixed=(("pack_size", 1), ("block_size", 256), ("col_lanes", 32)),
     ),
 )

@@ -37,6 +37,7 @@ const char* family_name(Family f) {
     case Family::expand: return "expand";
     case Family::where: return "where";
     case Family::topk: return "topk";
+    case Family::softmax_backward: return "softmax_backward";
   }
   return "unknown";
 }

@@ -12,8 +12,10 @@
 
 namespace kgen {
 
-enum class Family : int { softmax = 0, reduce = 1, permute = 2, expand = 3, where = 4, topk = 5 };
-constexpr int kFamilies = 6;
+enum class Family : int {
+  softmax = 0, reduce = 1, permute = 2, expand = 3, where = 4, topk = 5, softmax_backward = 6
+};
+constexpr int kFamilies = 7;
 const char* family_name(Family f);
 
 // What a variant is compiled for: a kgen_dtype_t for the typed families;

@@ -11,7 +11,7 @@ from generator.core import ARCHES, enumerate_op
 from generator.dtypes import DTYPES
 from generator.emit import output_names, render_all
 from generator.ops import load_ops
-from generator.ops import expand, permute, reduce, softmax, where
+from generator.ops import expand, permute, reduce, softmax, softmax_backward, where
 
 ALL = softmax.DTYPES
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,7 +22,8 @@ def names(level="default", arch="sm_90", kernels=None, dtypes=ALL):
 
 
 def test_ops_are_discovered():
-    assert [m.OP for m in load_ops()] == ["expand", "permute", "reduce", "softmax", "topk", "where"]
+    assert [m.OP for m in load_ops()] == ["expand", "permute", "reduce", "softmax", "softmax_backward",
+                                          "topk", "where"]
 
 
 def test_enumeration_is_deterministic_and_unique():
@@ -37,18 +38,46 @@ def test_default_is_a_subset_of_full_with_every_generic():
     assert default < full
     for d in ALL:
         assert f"softmax_generic_{d}" in default
+    backward = {v.name for v in enumerate_op(softmax_backward, "sm_90", "default", ALL)}
+    assert backward < {v.name for v in enumerate_op(softmax_backward, "sm_90", "full", ALL)}
+    for d in ALL:
+        assert f"softmax_backward_generic_{d}" in backward
 
 
-def test_names_encode_params_canonically():
-    for v in enumerate_op(softmax, "sm_90", "full", ALL):
-        parts = v.name.split("_")
-        assert parts[:3] == ["softmax", v.tier.name, v.dtype.short]
+@pytest.mark.parametrize("op", [softmax, softmax_backward])
+def test_names_encode_params_canonically(op):
+    # op and tier names may hold underscores ("softmax_backward",
+    # "strided_uncached"): the name is the prefix op_tier_dtype, then one
+    # part per parameter of the tier
+    for v in enumerate_op(op, "sm_90", "full", ALL):
+        prefix = f"{op.OP}_{v.tier.name}_{v.dtype.short}"
+        assert v.name == prefix or v.name.startswith(prefix + "_")
         assert re.fullmatch(r"[a-z0-9_]+", v.name)
+        parts = v.name[len(prefix) + 1:].split("_") if v.name != prefix else []
+        assert len(parts) == len(v.tier.params)
         p = v.param_dict
         if v.tier.name == "warp":
-            assert parts[3:] == [f"p{p['pack_size']}", f"c{p['cols_per_thread']}",
-                                 f"g{p['group_width']}", f"r{p['rows_per_access']}",
-                                 "pad" if p["padding"] else "nopad"]
+            assert parts == [f"p{p['pack_size']}", f"c{p['cols_per_thread']}",
+                             f"g{p['group_width']}", f"r{p['rows_per_access']}",
+                             "pad" if p["padding"] else "nopad"]
+        if v.tier.name == "strided":
+            assert parts == [f"p{p['pack_size']}", f"l{p['col_lanes']}", f"a{p['axis_per_thread']}"]
+        if v.tier.name == "strided_uncached":
+            assert parts == [f"p{p['pack_size']}", f"l{p['col_lanes']}"]
+        if v.generic:
+            assert parts == []
+
+
+def test_tier_names_do_not_shadow_each_other():
+    # "strided" is a prefix of "strided_uncached": a name must still tell
+    # its tier, which the runtime and the benchmark read from the prefix
+    for op in (softmax, softmax_backward):
+        variants = enumerate_op(op, "sm_90", "full", ALL)
+        for v in variants:
+            owners = [t.name for t in op.TIERS
+                      if any(v.name == f"{op.OP}_{t.name}_{d}" or v.name.startswith(f"{op.OP}_{t.name}_{d}_")
+                             for d in ALL)]
+            assert owners == [v.tier.name], v.name
 
 
 def test_constraints_hold_for_every_variant():
@@ -63,6 +92,10 @@ def test_constraints_hold_for_every_variant():
                 assert p["cols_per_thread"] == p["pack_size"]
         if v.tier.name in ("smem", "uncached"):
             assert p["block_size"] in (128, 256, 512, 1024)
+        if v.tier.name in ("strided", "strided_uncached"):
+            assert 32 % p["col_lanes"] == 0
+        if v.tier.name == "strided":
+            assert p["axis_per_thread"] * p["pack_size"] <= softmax.max_cols_per_thread(v.dtype)
 
 
 def test_kernel_filter_keeps_generic_variants():

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
@@ -120,10 +121,62 @@ inline HostTensor random_tensor(kgen_dtype_t d, size_t n) {
   return t;
 }
 
+// Uniform in [lo, hi] as stored in the dtype, never exactly 0.
+inline HostTensor uniform_tensor(kgen_dtype_t d, size_t n, double lo, double hi) {
+  HostTensor t(d, n);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  for (size_t i = 0; i < n; ++i)
+    do t.set(i, dist(rng())); while (t.get(i) == 0);
+  return t;
+}
+
+// The elements of t as float64, and back (rounded to the dtype).
+inline std::vector<double> values(const HostTensor& t) {
+  std::vector<double> v(t.size());
+  for (size_t i = 0; i < v.size(); ++i) v[i] = t.get(i);
+  return v;
+}
+inline HostTensor to_tensor(kgen_dtype_t d, const std::vector<double>& v) {
+  HostTensor t(d, v.size());
+  for (size_t i = 0; i < v.size(); ++i) t.set(i, v[i]);
+  return t;
+}
+
+inline void upload(const DeviceBuffer& b, const HostTensor& t, size_t byte_offset = 0) {
+  CUDA_REQUIRE(cudaMemcpy(b.at(byte_offset), t.bytes.data(), t.bytes.size(), cudaMemcpyHostToDevice));
+}
+inline HostTensor download(const DeviceBuffer& b, kgen_dtype_t d, size_t n, size_t byte_offset = 0) {
+  HostTensor t(d, n);
+  CUDA_REQUIRE(cudaMemcpy(t.bytes.data(), b.at(byte_offset), t.bytes.size(), cudaMemcpyDeviceToHost));
+  return t;
+}
+
+// Bytes of `b` equal to `byte` (an output that an error must leave as it was).
+inline size_t count_bytes(const DeviceBuffer& b, unsigned char byte) {
+  std::vector<unsigned char> host(b.bytes);
+  CUDA_REQUIRE(cudaMemcpy(host.data(), b.ptr, b.bytes, cudaMemcpyDeviceToHost));
+  size_t n = 0;
+  for (unsigned char c : host) n += c == byte;
+  return n;
+}
+
 // A byte pattern that decodes to NaN in every float dtype: an unwritten
 // element never compares equal to a reference.
-inline void poison(void* p, size_t bytes, cudaStream_t s = nullptr) {
-  CUDA_REQUIRE(cudaMemsetAsync(p, 0xFF, bytes, s));
+constexpr unsigned char kNanByte = 0xFF;
+// One that decodes to a large positive finite value in every float dtype
+// (float16 203.25, float32 and bfloat16 1.5e16, float64 1e126): outside the
+// range of every softmax, log_softmax and gradient output, and equal neither
+// to NaN nor to 0, the values of rows with no key left.
+constexpr unsigned char kOutsideByte = 0x5A;
+
+inline void poison(void* p, size_t bytes, cudaStream_t s = nullptr, unsigned char byte = kNanByte) {
+  CUDA_REQUIRE(cudaMemsetAsync(p, byte, bytes, s));
+}
+
+// Whether the last failed call's message names `arg` first ("arg: ..."),
+// as every validation message does.
+inline bool last_error_names(const std::string& arg) {
+  return std::string(kgen_last_error()).rfind(arg + ":", 0) == 0;
 }
 
 // Captures call(stream) into a CUDA graph on a fresh stream (the call must
@@ -174,9 +227,12 @@ inline Tolerance tolerance(kgen_dtype_t d) {
 // Counts elements of `got` outside the tolerance of `want` (NaN must match NaN,
 // infinities must match exactly).  The reference is first rounded to the
 // output dtype, so that a value past its range (float16 overflows at 65504)
-// is expected as the infinity it becomes.  Reports the first few.
+// is expected as the infinity it becomes.  Reports the first few.  `slack`,
+// when given, adds an absolute tolerance per element (the rounding that a
+// computation's cancellation magnifies).
 inline size_t count_mismatches(const HostTensor& got, const std::vector<double>& want,
-                               Tolerance tol, std::string* first) {
+                               Tolerance tol, std::string* first,
+                               const std::vector<double>* slack = nullptr) {
   size_t bad = 0;
   HostTensor rounded(got.dtype, 1);
   for (size_t i = 0; i < want.size(); ++i) {
@@ -186,11 +242,24 @@ inline size_t count_mismatches(const HostTensor& got, const std::vector<double>&
     bool ok;
     if (std::isnan(w)) ok = std::isnan(g);
     else if (std::isinf(w)) ok = g == w;
-    else ok = std::fabs(g - w) <= tol.atol + tol.rtol * std::fabs(w);
-    if (!ok && bad++ < 3 && first)
-      *first += "[" + std::to_string(i) + "] got " + std::to_string(g) + " want " + std::to_string(w) + "; ";
+    else ok = std::fabs(g - w) <= tol.atol + tol.rtol * std::fabs(w) + (slack ? (*slack)[i] : 0.0);
+    if (!ok && bad++ < 3 && first) {
+      char text[96];
+      std::snprintf(text, sizeof text, "[%zu] got %.10g want %.10g; ", i, g, w);
+      *first += text;
+    }
   }
   return bad;
+}
+
+// CHECKs that `got` matches `want` as count_mismatches decides, reporting
+// the first mismatches (the caller's INFO says which case).
+inline void check_matches(const HostTensor& got, const std::vector<double>& want, Tolerance tol,
+                          const std::vector<double>* slack = nullptr) {
+  std::string first;
+  const size_t bad = count_mismatches(got, want, tol, &first, slack);
+  INFO(bad << " mismatches: " << first);
+  CHECK(bad == 0);
 }
 
 }  // namespace test

@@ -113,6 +113,7 @@ TEST_CASE("supports() decides capability from extents and alignment", "[selectio
   for (const kgen::VariantInfo* v : kgen::Registry::of(kgen::Family::softmax, KGEN_FLOAT32)) {
     const auto& p = *static_cast<const SoftmaxParams*>(v->params);
     INFO(v->name);
+    if (p.tier == SoftmaxTier::strided || p.tier == SoftmaxTier::strided_uncached) continue;  // below
     for (int64_t cols : {1, 3, 4, 32, 33, 1024, 1025, 70000}) {
       kgen::softmax::Problem prob{KGEN_FLOAT32, false, 7, cols, addr(0), const_cast<void*>(addr(64)), &dev};
       bool expected = cols % p.pack_size == 0;
@@ -142,5 +143,131 @@ TEST_CASE("the generic variant supports every valid problem", "[selection]") {
           CHECK(v->supports(*v, &prob));
         }
     }
+  }
+}
+
+namespace {
+
+// A problem over (outer, axis, inner) for either family; dy set for backward.
+kgen::softmax::Problem dim_problem(kgen_dtype_t d, int64_t outer, int64_t axis, int64_t inner, bool backward,
+                                   const kgen::DeviceInfo& dev, uintptr_t x_off = 0) {
+  kgen::softmax::Problem p{d, false, outer, axis, addr(x_off), const_cast<void*>(addr(1u << 20)), &dev};
+  p.inner = inner;
+  if (backward) p.dy = addr(2u << 20);
+  return p;
+}
+
+template <class Params>
+Params params_of(const kgen::VariantInfo* v) {
+  return *static_cast<const Params*>(v->params);
+}
+
+}  // namespace
+
+TEST_CASE("a dim that is not the last goes to the strided tiers of both families", "[selection][default-set]") {
+  kgen::DeviceInfo dev = h100();
+  for (bool bwd : {false, true}) {
+    const kgen::Family family = bwd ? kgen::Family::softmax_backward : kgen::Family::softmax;
+    for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_FLOAT64}) {
+      // (64, 1024, 64 * 64): the register tile reaches 1024 along the axis
+      kgen::softmax::Problem fits = dim_problem(d, 64, 1024, 4096, bwd, dev);
+      auto sel = kgen::select_variant(family, d, dev, &fits, &kgen::softmax::heuristic);
+      REQUIRE(sel.variant != nullptr);
+      INFO(sel.variant->name);
+      const auto p = params_of<SoftmaxParams>(sel.variant);  // same layout in both families
+      // float16's default tiles reach 512 along the axis (16-byte packs, 32
+      // values a thread); the full level has narrower ones
+      if (d != KGEN_FLOAT16) CHECK(p.tier == SoftmaxTier::strided);
+      CHECK((p.tier == SoftmaxTier::strided || p.tier == SoftmaxTier::strided_uncached));
+      CHECK(p.pack_size * elem(d) == 16);
+      // an axis past every register tile: the two-pass kernel
+      kgen::softmax::Problem long_axis = dim_problem(d, 2, 100000, 64, bwd, dev);
+      sel = kgen::select_variant(family, d, dev, &long_axis, &kgen::softmax::heuristic);
+      REQUIRE(sel.variant != nullptr);
+      CHECK(params_of<SoftmaxParams>(sel.variant).tier == SoftmaxTier::strided_uncached);
+      // an odd inner: pack 1 only, whatever tier
+      kgen::softmax::Problem odd = dim_problem(d, 3, 100, 7, bwd, dev);
+      sel = kgen::select_variant(family, d, dev, &odd, &kgen::softmax::heuristic);
+      REQUIRE(sel.variant != nullptr);
+      CHECK(params_of<SoftmaxParams>(sel.variant).pack_size == 1);
+      CHECK(sel.variant->supports(*sel.variant, &odd));
+      // the last dim never goes to a strided tier
+      kgen::softmax::Problem rows = dim_problem(d, 1000, 4096, 1, bwd, dev);
+      sel = kgen::select_variant(family, d, dev, &rows, &kgen::softmax::heuristic);
+      REQUIRE(sel.variant != nullptr);
+      const auto t = params_of<SoftmaxParams>(sel.variant).tier;
+      CHECK((t != SoftmaxTier::strided && t != SoftmaxTier::strided_uncached));
+    }
+  }
+}
+
+TEST_CASE("strided supports(): inner packs, alignment, the tile's axis reach, no mask", "[selection]") {
+  kgen::DeviceInfo dev = h100();
+  kgen::softmax::Mask mask{};
+  for (const kgen::VariantInfo* v : kgen::Registry::of(kgen::Family::softmax, KGEN_FLOAT32)) {
+    const auto p = params_of<SoftmaxParams>(v);
+    INFO(v->name);
+    const bool strided = p.tier == SoftmaxTier::strided || p.tier == SoftmaxTier::strided_uncached;
+    for (int64_t inner : {1, 2, 3, 8, 4096})
+      for (int64_t axis : {1, 100, 1024, 5000}) {
+        kgen::softmax::Problem prob = dim_problem(KGEN_FLOAT32, 5, axis, inner, false, dev);
+        bool expected;
+        if (p.tier == SoftmaxTier::generic) {
+          expected = true;
+        } else if (!strided) {
+          expected = inner == 1 && v->supports(*v, &prob);  // row tiers: the last dim only
+          if (inner != 1) CHECK_FALSE(v->supports(*v, &prob));
+          continue;
+        } else {
+          expected = inner % p.pack_size == 0;
+          if (p.tier == SoftmaxTier::strided)
+            expected = expected && axis <= kgen::softmax::kStridedMaxWarps *
+                                               kgen::softmax::strided_axis_per_warp(p.col_lanes, p.axis_per_thread);
+        }
+        CHECK(v->supports(*v, &prob) == expected);
+        kgen::softmax::Problem masked = prob;
+        masked.mask = &mask;
+        if (strided) CHECK_FALSE(v->supports(*v, &masked));
+        kgen::softmax::Problem shifted = prob;
+        shifted.x = addr(4);
+        if (strided) CHECK(v->supports(*v, &shifted) == (expected && p.pack_size == 1));
+      }
+  }
+}
+
+TEST_CASE("backward rows keep y and dy in shared memory: half the reach of the forward", "[selection][default-set]") {
+  kgen::DeviceInfo dev = h100();
+  // 40000 float32: 160 KB, one copy fits a block's shared memory, two do not
+  kgen::softmax::Problem fwd = dim_problem(KGEN_FLOAT32, 64, 40000, 1, false, dev);
+  kgen::softmax::Problem bwd = dim_problem(KGEN_FLOAT32, 64, 40000, 1, true, dev);
+  auto f = kgen::select_variant(kgen::Family::softmax, KGEN_FLOAT32, dev, &fwd, &kgen::softmax::heuristic);
+  auto b = kgen::select_variant(kgen::Family::softmax_backward, KGEN_FLOAT32, dev, &bwd, &kgen::softmax::heuristic);
+  REQUIRE(f.variant != nullptr);
+  REQUIRE(b.variant != nullptr);
+  CHECK(params_of<SoftmaxParams>(f.variant).tier == SoftmaxTier::smem);
+  CHECK(params_of<SoftmaxParams>(b.variant).tier == SoftmaxTier::uncached);
+  CHECK(std::string(b.variant->name).rfind("softmax_backward_", 0) == 0);
+  // 8192 float32: both fit
+  kgen::softmax::Problem bwd8k = dim_problem(KGEN_FLOAT32, 64, 8192, 1, true, dev);
+  b = kgen::select_variant(kgen::Family::softmax_backward, KGEN_FLOAT32, dev, &bwd8k, &kgen::softmax::heuristic);
+  REQUIRE(b.variant != nullptr);
+  CHECK(params_of<SoftmaxParams>(b.variant).tier == SoftmaxTier::smem);
+}
+
+TEST_CASE("masked rows: row tiers only, the mask's alignment narrows the pack", "[selection]") {
+  kgen::DeviceInfo dev = h100();
+  for (kgen_mask_kind_t kind : {KGEN_MASK_BOOL, KGEN_MASK_ADDITIVE}) {
+    kgen::softmax::Mask mask{kind, addr(3u << 20), 0.5, 4, 1024, 0, 0, 1024, false, true};
+    kgen::softmax::Problem prob = dim_problem(KGEN_FLOAT16, 4096, 1024, 1, false, dev);
+    prob.mask = &mask;
+    auto sel = kgen::select_variant(kgen::Family::softmax, KGEN_FLOAT16, dev, &prob, &kgen::softmax::heuristic);
+    REQUIRE(sel.variant != nullptr);
+    CHECK(params_of<SoftmaxParams>(sel.variant).tier == SoftmaxTier::warp);
+    CHECK(params_of<SoftmaxParams>(sel.variant).pack_size == 8);
+    mask.data = addr((3u << 20) + 2);  // bool: 2-byte aligned; additive: one float16 off
+    sel = kgen::select_variant(kgen::Family::softmax, KGEN_FLOAT16, dev, &prob, &kgen::softmax::heuristic);
+    REQUIRE(sel.variant != nullptr);
+    INFO(sel.variant->name);
+    CHECK(params_of<SoftmaxParams>(sel.variant).pack_size == (kind == KGEN_MASK_BOOL ? 2 : 1));
   }
 }

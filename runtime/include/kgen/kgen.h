@@ -73,6 +73,89 @@ KGEN_API kgen_status_t kgen_softmax_selected(int log, kgen_dtype_t dtype, int64_
                                              int64_t cols, const void* x, const void* y,
                                              const char** variant);
 
+/* Softmax over any dim: x seen as a row-major (outer, axis, inner) tensor,
+ * softmax taken along axis (dim d of a tensor of shape s: outer = s[0] *
+ * ... * s[d-1], axis = s[d], inner = s[d+1] * ... ).  inner == 1 is the
+ * last-dim case above; inner > 1 runs a strided kernel (no transpose).
+ * outer, inner >= 0 (0: no-op), axis >= 1 when the tensor is not empty. */
+KGEN_API kgen_status_t kgen_softmax_dim(int log, kgen_dtype_t dtype, int64_t outer, int64_t axis,
+                                        int64_t inner, const void* x, void* y,
+                                        kgen_stream_t stream);
+KGEN_API kgen_status_t kgen_softmax_dim_variant(const char* variant, int log, kgen_dtype_t dtype,
+                                                int64_t outer, int64_t axis, int64_t inner,
+                                                const void* x, void* y, kgen_stream_t stream);
+KGEN_API kgen_status_t kgen_softmax_dim_selected(int log, kgen_dtype_t dtype, int64_t outer,
+                                                 int64_t axis, int64_t inner, const void* x,
+                                                 const void* y, const char** variant);
+
+/* Backward, from the forward's output y and the gradient dy of the loss with
+ * respect to y:
+ *   softmax:     dx = (dy - sum(y * dy)) * y
+ *   log_softmax: dx = dy - exp(y) * sum(dy)
+ * sums along the softmax dim.  dx may be dy or y (in place); any other
+ * overlap is rejected. */
+KGEN_API kgen_status_t kgen_softmax_backward(kgen_dtype_t dtype, int64_t rows, int64_t cols,
+                                             const void* y, const void* dy, void* dx,
+                                             kgen_stream_t stream);
+KGEN_API kgen_status_t kgen_log_softmax_backward(kgen_dtype_t dtype, int64_t rows, int64_t cols,
+                                                 const void* y, const void* dy, void* dx,
+                                                 kgen_stream_t stream);
+/* The same over any dim (outer, axis, inner as for kgen_softmax_dim). */
+KGEN_API kgen_status_t kgen_softmax_backward_dim(int log, kgen_dtype_t dtype, int64_t outer,
+                                                 int64_t axis, int64_t inner, const void* y,
+                                                 const void* dy, void* dx, kgen_stream_t stream);
+KGEN_API kgen_status_t kgen_softmax_backward_variant(const char* variant, int log,
+                                                     kgen_dtype_t dtype, int64_t outer,
+                                                     int64_t axis, int64_t inner, const void* y,
+                                                     const void* dy, void* dx,
+                                                     kgen_stream_t stream);
+KGEN_API kgen_status_t kgen_softmax_backward_selected(int log, kgen_dtype_t dtype, int64_t outer,
+                                                      int64_t axis, int64_t inner, const void* y,
+                                                      const void* dy, const void* dx,
+                                                      const char** variant);
+
+/* Scale and mask fused on load, as attention uses:
+ *   y = softmax(scale * x + mask)
+ * over the last dim of x seen as (batch, heads, queries, keys).  The mask is
+ * a (mask_batch, mask_heads, mask_queries, keys) tensor, each leading extent
+ * either 1 (broadcast) or x's, e.g. [B,1,S,S] or [B,1,1,S] against [B,H,S,S].
+ *   KGEN_MASK_BOOL:     one byte per element, nonzero keeps the key, zero
+ *                       masks it out (torch scaled_dot_product_attention's
+ *                       convention for a bool attn_mask)
+ *   KGEN_MASK_ADDITIVE: x's dtype, added after the scale (-inf masks)
+ *   KGEN_MASK_NONE:     no mask tensor (scale and causal only)
+ * causal keeps key k of query q only when k <= q (the top-left aligned
+ * lower triangle of is_causal).  A row with no key left gives NaN like
+ * PyTorch, or 0 everywhere when safe is set. */
+typedef enum kgen_mask_kind {
+  KGEN_MASK_NONE = 0,
+  KGEN_MASK_BOOL = 1,
+  KGEN_MASK_ADDITIVE = 2
+} kgen_mask_kind_t;
+
+typedef struct kgen_softmax_mask {
+  double scale;             /* multiplies x; finite */
+  kgen_mask_kind_t kind;
+  const void* mask;         /* NULL for KGEN_MASK_NONE */
+  int64_t mask_batch, mask_heads, mask_queries;  /* each 1 or x's extent */
+  int causal;
+  int safe;
+} kgen_softmax_mask_t;
+
+KGEN_API kgen_status_t kgen_softmax_masked(kgen_dtype_t dtype, int64_t batch, int64_t heads,
+                                           int64_t queries, int64_t keys, const void* x,
+                                           const kgen_softmax_mask_t* mask, void* y,
+                                           kgen_stream_t stream);
+KGEN_API kgen_status_t kgen_softmax_masked_variant(const char* variant, kgen_dtype_t dtype,
+                                                   int64_t batch, int64_t heads, int64_t queries,
+                                                   int64_t keys, const void* x,
+                                                   const kgen_softmax_mask_t* mask, void* y,
+                                                   kgen_stream_t stream);
+KGEN_API kgen_status_t kgen_softmax_masked_selected(kgen_dtype_t dtype, int64_t batch,
+                                                    int64_t heads, int64_t queries, int64_t keys,
+                                                    const void* x, const kgen_softmax_mask_t* mask,
+                                                    const void* y, const char** variant);
+
 /* ---- reduce family ------------------------------------------------------ */
 typedef enum kgen_reduce_op {
   KGEN_REDUCE_SUM = 0,

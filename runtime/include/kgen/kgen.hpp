@@ -63,6 +63,27 @@ void log_softmax(int64_t rows, int64_t cols, const T* x, T* y, kgen_stream_t str
   log_softmax(dtype_of<T>::value, rows, cols, x, y, stream);
 }
 
+// Over the axis of x seen as (outer, axis, inner): any dim, no transpose.
+template <class T>
+void softmax_dim(bool log, int64_t outer, int64_t axis, int64_t inner, const T* x, T* y,
+                 kgen_stream_t stream = nullptr) {
+  check(kgen_softmax_dim(log, dtype_of<T>::value, outer, axis, inner, x, y, stream));
+}
+
+// Backward from the forward's output y and dy (inner = 1: the last dim).
+template <class T>
+void softmax_backward(bool log, int64_t outer, int64_t axis, int64_t inner, const T* y, const T* dy, T* dx,
+                      kgen_stream_t stream = nullptr) {
+  check(kgen_softmax_backward_dim(log, dtype_of<T>::value, outer, axis, inner, y, dy, dx, stream));
+}
+
+// y = softmax(scale * x + mask) over keys of x (batch, heads, queries, keys).
+template <class T>
+void softmax_masked(int64_t batch, int64_t heads, int64_t queries, int64_t keys, const T* x,
+                    const kgen_softmax_mask_t& mask, T* y, kgen_stream_t stream = nullptr) {
+  check(kgen_softmax_masked(dtype_of<T>::value, batch, heads, queries, keys, x, &mask, y, stream));
+}
+
 // out = op over the middle axis of x seen as (outer, reduce, inner); out is
 // outer x inner elements of the dtype (int64 for argmax / argmin).
 inline void reduce(kgen_reduce_op_t op, kgen_dtype_t dtype, int64_t outer, int64_t reduce,

@@ -1,4 +1,6 @@
-// kgen_softmax and friends: validate, build the problem, select, launch.
+// kgen_softmax and friends (forward, backward, any dim, masked): validate,
+// build the problem, select, launch.
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 
@@ -11,94 +13,287 @@ namespace kgen {
 namespace softmax {
 namespace {
 
-// Host-only checks (no CUDA call): fills *p, sets *empty for a no-op.
-kgen_status_t validate_host(int log, kgen_dtype_t dtype, int64_t rows, int64_t cols,
-                            const void* x, const void* y, Problem* p, bool* empty) {
+// The names the arguments have at the entry point that was called: the 2-D
+// entry points say rows and cols, the any-dim ones outer, axis and inner.
+struct Names {
+  const char *outer, *axis, *extent;
+};
+constexpr Names kRowNames{"rows", "cols", "rows x cols"};
+constexpr Names kDimNames{"outer", "axis", "outer x axis x inner"};
+
+// What a call asks for before the device is known.
+struct Call {
+  const char* variant = nullptr;
+  Family family = Family::softmax;
+  Mask mask{};  // used when problem.mask is set (points here)
+  Problem problem{};
+  bool empty = false;
+};
+
+// Host-only checks (no CUDA call) of the extents and pointers; fills
+// c->problem.  in: x (forward) or y (backward); out: y or dx.
+kgen_status_t check_tensors(const Names& n, int log, kgen_dtype_t dtype, int64_t outer, int64_t axis,
+                            int64_t inner, const void* in, const void* dy, const void* out,
+                            Call* c) {
+  const bool bwd = c->family == Family::softmax_backward;
   KGEN_TRY(check_float_dtype(dtype));
-  KGEN_TRY(check_extent(rows, "rows"));
-  KGEN_TRY(check_extent(cols, "cols"));
-  int64_t n = 0;
-  KGEN_TRY(checked_elements(rows, cols, dtype_size(dtype), "rows x cols", &n));
-  *empty = n == 0;
-  if (*empty) return KGEN_OK;
-  KGEN_TRY(check_pointer(x, n, "x"));
-  KGEN_TRY(check_pointer(y, n, "y"));
-  KGEN_TRY(check_element_alignment(x, dtype_size(dtype), "x"));
-  KGEN_TRY(check_element_alignment(y, dtype_size(dtype), "y"));
-  KGEN_TRY(check_overlap(x, y, n * dtype_size(dtype), "x", "y"));
-  *p = Problem{dtype, log != 0, rows, cols, x, const_cast<void*>(y), nullptr};
+  KGEN_TRY(check_extent(outer, n.outer));
+  KGEN_TRY(check_extent(axis, n.axis));
+  KGEN_TRY(check_extent(inner, "inner"));
+  const int size = dtype_size(dtype);
+  int64_t rows_x_axis = 0, elems = 0;
+  KGEN_TRY(checked_elements(outer, axis, size, n.extent, &rows_x_axis));
+  KGEN_TRY(checked_elements(rows_x_axis, inner, size, n.extent, &elems));
+  c->empty = elems == 0;
+  if (c->empty) return KGEN_OK;
+  const char* in_name = bwd ? "y" : "x";
+  const char* out_name = bwd ? "dx" : "y";
+  KGEN_TRY(check_pointer(in, elems, in_name));
+  if (bwd) KGEN_TRY(check_pointer(dy, elems, "dy"));
+  KGEN_TRY(check_pointer(out, elems, out_name));
+  KGEN_TRY(check_element_alignment(in, size, in_name));
+  if (bwd) KGEN_TRY(check_element_alignment(dy, size, "dy"));
+  KGEN_TRY(check_element_alignment(out, size, out_name));
+  KGEN_TRY(check_overlap(in, out, elems * size, in_name, out_name));
+  if (bwd) KGEN_TRY(check_overlap(dy, out, elems * size, "dy", out_name));
+  c->problem = Problem{dtype, log != 0, outer, axis, in, const_cast<void*>(out), nullptr, inner,
+                       bwd ? dy : nullptr, nullptr};
+  return KGEN_OK;
+}
+
+kgen_status_t check_mask_extent(int64_t value, int64_t x_extent, const char* what, const char* of) {
+  if (value != 1 && value != x_extent)
+    return fail(KGEN_ERROR_INVALID_ARGUMENT, "%s: %lld is neither 1 nor %s (%lld)", what,
+                static_cast<long long>(value), of, static_cast<long long>(x_extent));
+  return KGEN_OK;
+}
+
+// The masked softmax: x (batch, heads, queries, keys) and the mask.
+kgen_status_t check_masked(kgen_dtype_t dtype, int64_t batch, int64_t heads, int64_t queries,
+                           int64_t keys, const void* x, const kgen_softmax_mask_t* m, const void* y,
+                           Call* c) {
+  KGEN_TRY(check_float_dtype(dtype));
+  KGEN_TRY(check_extent(batch, "batch"));
+  KGEN_TRY(check_extent(heads, "heads"));
+  KGEN_TRY(check_extent(queries, "queries"));
+  KGEN_TRY(check_extent(keys, "keys"));
+  if (!m) return fail(KGEN_ERROR_INVALID_ARGUMENT, "mask: null pointer to the kgen_softmax_mask_t");
+  if (m->kind != KGEN_MASK_NONE && m->kind != KGEN_MASK_BOOL && m->kind != KGEN_MASK_ADDITIVE)
+    return fail(KGEN_ERROR_INVALID_ARGUMENT, "kind: unknown mask kind %d", static_cast<int>(m->kind));
+  if (!std::isfinite(m->scale)) return fail(KGEN_ERROR_INVALID_ARGUMENT, "scale: must be finite, got %g", m->scale);
+  KGEN_TRY(check_mask_extent(m->mask_batch, batch, "mask_batch", "batch"));
+  KGEN_TRY(check_mask_extent(m->mask_heads, heads, "mask_heads", "heads"));
+  KGEN_TRY(check_mask_extent(m->mask_queries, queries, "mask_queries", "queries"));
+  const int size = dtype_size(dtype);
+  int64_t bh = 0, rows = 0;
+  KGEN_TRY(checked_elements(batch, heads, size, "batch x heads", &bh));
+  KGEN_TRY(checked_elements(bh, queries, size, "batch x heads x queries", &rows));
+  KGEN_TRY(check_tensors(Names{"batch x heads x queries", "keys", "batch x heads x queries x keys"}, 0,
+                         dtype, rows, keys, 1, x, nullptr, y, c));
+  if (c->empty) return KGEN_OK;
+  Mask& mk = c->mask;
+  mk = Mask{m->kind, nullptr, m->scale, heads, queries, 0, 0, 0, m->causal != 0, m->safe != 0};
+  if (m->kind != KGEN_MASK_NONE) {
+    const int64_t mask_elems = m->mask_batch * m->mask_heads * m->mask_queries * keys;
+    const int mask_size = m->kind == KGEN_MASK_BOOL ? 1 : size;
+    KGEN_TRY(check_pointer(m->mask, mask_elems, "mask"));
+    KGEN_TRY(check_element_alignment(m->mask, mask_size, "mask"));
+    KGEN_TRY(check_disjoint(m->mask, mask_elems * mask_size, y, rows * keys * size, "mask", "y"));
+    mk.data = m->mask;
+    // the mask is contiguous (mask_batch, mask_heads, mask_queries, keys);
+    // a broadcast extent has stride 0
+    mk.query_stride = m->mask_queries == 1 ? 0 : keys;
+    mk.head_stride = m->mask_heads == 1 ? 0 : m->mask_queries * keys;
+    mk.batch_stride = m->mask_batch == 1 ? 0 : m->mask_heads * m->mask_queries * keys;
+  }
+  c->problem.mask = &c->mask;
   return KGEN_OK;
 }
 
 void describe(const void* problem, char* text, int size) {
   const Problem& p = *static_cast<const Problem*>(problem);
-  std::snprintf(text, size, "%s rows=%lld cols=%lld with these pointers", dtype_name(p.dtype),
-                static_cast<long long>(p.rows), static_cast<long long>(p.cols));
+  std::snprintf(text, size, "%s outer=%lld axis=%lld inner=%lld%s with these pointers", dtype_name(p.dtype),
+                static_cast<long long>(p.rows), static_cast<long long>(p.cols),
+                static_cast<long long>(p.inner), p.mask ? " masked" : "");
 }
 
 // With p->device set: checks the pointers (skipped while the stream is being
 // captured into a graph: the driver queries are not capture-safe), then takes
 // the named variant if it supports the problem, or selects one.
-kgen_status_t choose(const VariantInfo* named, bool check_pointers, Problem* p,
+kgen_status_t choose(const VariantInfo* named, Family family, bool check_pointers, Problem* p,
                      const VariantInfo** chosen) {
   if (check_pointers) {
-    KGEN_TRY(check_device_pointer(p->x, *p->device, "x"));
-    KGEN_TRY(check_device_pointer(p->y, *p->device, "y"));
+    const bool bwd = family == Family::softmax_backward;
+    KGEN_TRY(check_device_pointer(p->x, *p->device, bwd ? "y" : "x"));
+    if (bwd) KGEN_TRY(check_device_pointer(p->dy, *p->device, "dy"));
+    KGEN_TRY(check_device_pointer(p->y, *p->device, bwd ? "dx" : "y"));
+    if (p->mask && p->mask->data) KGEN_TRY(check_device_pointer(p->mask->data, *p->device, "mask"));
   }
-  return choose_variant(named, Family::softmax, p->dtype, *p->device, p, &heuristic, &describe, chosen);
+  return choose_variant(named, family, p->dtype, *p->device, p, &heuristic, &describe, chosen);
 }
 
-kgen_status_t run(const char* variant, int log, kgen_dtype_t dtype, int64_t rows, int64_t cols,
-                  const void* x, void* y, kgen_stream_t stream) {
-  Problem p{};
+// After the checks: launches (or, with `selected`, only reports the choice).
+kgen_status_t finish(Call& c, kgen_stream_t stream, const char** selected) {
   const VariantInfo *named = nullptr, *v = nullptr;
-  bool empty = false, capturing = false;
-  KGEN_TRY(validate_host(log, dtype, rows, cols, x, y, &p, &empty));
-  KGEN_TRY(find_named(variant, Family::softmax, dtype, &named));
-  if (empty) return succeed();
-  KGEN_TRY(current_device(&p.device));
+  KGEN_TRY(find_named(c.variant, c.family, c.problem.dtype, &named));
+  if (c.empty) {
+    if (selected) *selected = "";
+    return succeed();
+  }
+  KGEN_TRY(current_device(&c.problem.device));
+  if (selected) {
+    KGEN_TRY(choose(nullptr, c.family, true, &c.problem, &v));
+    *selected = v->name;
+    return succeed();
+  }
+  bool capturing = false;
   KGEN_TRY(check_stream(stream, &capturing));
-  KGEN_TRY(choose(named, !capturing, &p, &v));
-  return launch_chosen(v, &p, stream);
+  KGEN_TRY(choose(named, c.family, !capturing, &c.problem, &v));
+  return launch_chosen(v, &c.problem, stream);
+}
+
+kgen_status_t run_forward(const Names& n, const char* variant, int log, kgen_dtype_t dtype, int64_t outer,
+                      int64_t axis, int64_t inner, const void* x, const void* y, kgen_stream_t stream,
+                      const char** selected) {
+  Call c;
+  c.variant = variant;
+  KGEN_TRY(check_tensors(n, log, dtype, outer, axis, inner, x, nullptr, y, &c));
+  return finish(c, stream, selected);
+}
+
+kgen_status_t run_backward(const Names& n, const char* variant, int log, kgen_dtype_t dtype, int64_t outer,
+                       int64_t axis, int64_t inner, const void* y, const void* dy, const void* dx,
+                       kgen_stream_t stream, const char** selected) {
+  Call c;
+  c.variant = variant;
+  c.family = Family::softmax_backward;
+  KGEN_TRY(check_tensors(n, log, dtype, outer, axis, inner, y, dy, dx, &c));
+  return finish(c, stream, selected);
+}
+
+kgen_status_t run_masked(const char* variant, kgen_dtype_t dtype, int64_t batch, int64_t heads, int64_t queries,
+                     int64_t keys, const void* x, const kgen_softmax_mask_t* m, const void* y,
+                     kgen_stream_t stream, const char** selected) {
+  Call c;
+  c.variant = variant;
+  KGEN_TRY(check_masked(dtype, batch, heads, queries, keys, x, m, y, &c));
+  return finish(c, stream, selected);
+}
+
+kgen_status_t check_out(const char** variant) {
+  if (!variant) return fail(KGEN_ERROR_INVALID_ARGUMENT, "variant: null output pointer");
+  return KGEN_OK;
 }
 
 }  // namespace
 }  // namespace softmax
 }  // namespace kgen
 
-using kgen::softmax::run;
+using kgen::softmax::kDimNames;
+using kgen::softmax::kRowNames;
 
 extern "C" {
 
 kgen_status_t kgen_softmax(kgen_dtype_t dtype, int64_t rows, int64_t cols, const void* x, void* y,
                            kgen_stream_t stream) {
-  KGEN_GUARD(return run(nullptr, 0, dtype, rows, cols, x, y, stream);)
+  KGEN_GUARD(return kgen::softmax::run_forward(kRowNames, nullptr, 0, dtype, rows, cols, 1, x, y, stream, nullptr);)
 }
 
 kgen_status_t kgen_log_softmax(kgen_dtype_t dtype, int64_t rows, int64_t cols, const void* x,
                                void* y, kgen_stream_t stream) {
-  KGEN_GUARD(return run(nullptr, 1, dtype, rows, cols, x, y, stream);)
+  KGEN_GUARD(return kgen::softmax::run_forward(kRowNames, nullptr, 1, dtype, rows, cols, 1, x, y, stream, nullptr);)
 }
 
 kgen_status_t kgen_softmax_variant(const char* variant, int log, kgen_dtype_t dtype, int64_t rows,
                                    int64_t cols, const void* x, void* y, kgen_stream_t stream) {
-  KGEN_GUARD(return run(variant, log, dtype, rows, cols, x, y, stream);)
+  KGEN_GUARD(return kgen::softmax::run_forward(kRowNames, variant, log, dtype, rows, cols, 1, x, y, stream, nullptr);)
 }
 
 kgen_status_t kgen_softmax_selected(int log, kgen_dtype_t dtype, int64_t rows, int64_t cols,
                                     const void* x, const void* y, const char** variant) {
   KGEN_GUARD({
-    if (!variant) return kgen::fail(KGEN_ERROR_INVALID_ARGUMENT, "variant: null output pointer");
-    kgen::softmax::Problem p{};
-    const kgen::VariantInfo* v = nullptr;
-    bool empty = false;
-    KGEN_TRY(kgen::softmax::validate_host(log, dtype, rows, cols, x, y, &p, &empty));
-    if (!empty) {
-      KGEN_TRY(kgen::current_device(&p.device));
-      KGEN_TRY(kgen::softmax::choose(nullptr, true, &p, &v));
-    }
-    *variant = empty ? "" : v->name;
-    return kgen::succeed();
+    KGEN_TRY(kgen::softmax::check_out(variant));
+    return kgen::softmax::run_forward(kRowNames, nullptr, log, dtype, rows, cols, 1, x, y, nullptr, variant);
+  })
+}
+
+kgen_status_t kgen_softmax_dim(int log, kgen_dtype_t dtype, int64_t outer, int64_t axis, int64_t inner,
+                               const void* x, void* y, kgen_stream_t stream) {
+  KGEN_GUARD(return kgen::softmax::run_forward(kDimNames, nullptr, log, dtype, outer, axis, inner, x, y, stream,
+                                           nullptr);)
+}
+
+kgen_status_t kgen_softmax_dim_variant(const char* variant, int log, kgen_dtype_t dtype, int64_t outer,
+                                       int64_t axis, int64_t inner, const void* x, void* y,
+                                       kgen_stream_t stream) {
+  KGEN_GUARD(return kgen::softmax::run_forward(kDimNames, variant, log, dtype, outer, axis, inner, x, y, stream,
+                                           nullptr);)
+}
+
+kgen_status_t kgen_softmax_dim_selected(int log, kgen_dtype_t dtype, int64_t outer, int64_t axis,
+                                        int64_t inner, const void* x, const void* y, const char** variant) {
+  KGEN_GUARD({
+    KGEN_TRY(kgen::softmax::check_out(variant));
+    return kgen::softmax::run_forward(kDimNames, nullptr, log, dtype, outer, axis, inner, x, y, nullptr, variant);
+  })
+}
+
+kgen_status_t kgen_softmax_backward(kgen_dtype_t dtype, int64_t rows, int64_t cols, const void* y,
+                                    const void* dy, void* dx, kgen_stream_t stream) {
+  KGEN_GUARD(return kgen::softmax::run_backward(kRowNames, nullptr, 0, dtype, rows, cols, 1, y, dy, dx, stream,
+                                            nullptr);)
+}
+
+kgen_status_t kgen_log_softmax_backward(kgen_dtype_t dtype, int64_t rows, int64_t cols, const void* y,
+                                        const void* dy, void* dx, kgen_stream_t stream) {
+  KGEN_GUARD(return kgen::softmax::run_backward(kRowNames, nullptr, 1, dtype, rows, cols, 1, y, dy, dx, stream,
+                                            nullptr);)
+}
+
+kgen_status_t kgen_softmax_backward_dim(int log, kgen_dtype_t dtype, int64_t outer, int64_t axis,
+                                        int64_t inner, const void* y, const void* dy, void* dx,
+                                        kgen_stream_t stream) {
+  KGEN_GUARD(return kgen::softmax::run_backward(kDimNames, nullptr, log, dtype, outer, axis, inner, y, dy, dx,
+                                            stream, nullptr);)
+}
+
+kgen_status_t kgen_softmax_backward_variant(const char* variant, int log, kgen_dtype_t dtype, int64_t outer,
+                                            int64_t axis, int64_t inner, const void* y, const void* dy,
+                                            void* dx, kgen_stream_t stream) {
+  KGEN_GUARD(return kgen::softmax::run_backward(kDimNames, variant, log, dtype, outer, axis, inner, y, dy, dx,
+                                            stream, nullptr);)
+}
+
+kgen_status_t kgen_softmax_backward_selected(int log, kgen_dtype_t dtype, int64_t outer, int64_t axis,
+                                             int64_t inner, const void* y, const void* dy, const void* dx,
+                                             const char** variant) {
+  KGEN_GUARD({
+    KGEN_TRY(kgen::softmax::check_out(variant));
+    return kgen::softmax::run_backward(kDimNames, nullptr, log, dtype, outer, axis, inner, y, dy, dx, nullptr,
+                                   variant);
+  })
+}
+
+kgen_status_t kgen_softmax_masked(kgen_dtype_t dtype, int64_t batch, int64_t heads, int64_t queries,
+                                  int64_t keys, const void* x, const kgen_softmax_mask_t* mask, void* y,
+                                  kgen_stream_t stream) {
+  KGEN_GUARD(return kgen::softmax::run_masked(nullptr, dtype, batch, heads, queries, keys, x, mask, y, stream,
+                                          nullptr);)
+}
+
+kgen_status_t kgen_softmax_masked_variant(const char* variant, kgen_dtype_t dtype, int64_t batch,
+                                          int64_t heads, int64_t queries, int64_t keys, const void* x,
+                                          const kgen_softmax_mask_t* mask, void* y, kgen_stream_t stream) {
+  KGEN_GUARD(return kgen::softmax::run_masked(variant, dtype, batch, heads, queries, keys, x, mask, y, stream,
+                                          nullptr);)
+}
+
+kgen_status_t kgen_softmax_masked_selected(kgen_dtype_t dtype, int64_t batch, int64_t heads, int64_t queries,
+                                           int64_t keys, const void* x, const kgen_softmax_mask_t* mask,
+                                           const void* y, const char** variant) {
+  KGEN_GUARD({
+    KGEN_TRY(kgen::softmax::check_out(variant));
+    return kgen::softmax::run_masked(nullptr, dtype, batch, heads, queries, keys, x, mask, y, nullptr, variant);
   })
 }
 

@@ -1,5 +1,6 @@
 // A softmax problem after validation: what capability checks, the heuristic
-// and the generated launchers read.
+// and the generated launchers read.  One struct for both directions and both
+// layouts, so that the two families share their rules.
 #pragma once
 
 #include <cstdint>
@@ -10,18 +11,46 @@
 namespace kgen {
 namespace softmax {
 
+// The masked softmax's extra inputs (forward, last dim): x is (batch, heads,
+// queries, keys) and the mask row of x's row r sits at
+// b * batch_stride + h * head_stride + q * query_stride elements (a stride
+// of 0 broadcasts).
+struct Mask {
+  kgen_mask_kind_t kind;
+  const void* data;  // nullptr for KGEN_MASK_NONE
+  double scale;
+  int64_t heads, queries;
+  int64_t batch_stride, head_stride, query_stride;
+  bool causal, safe;
+};
+
 struct Problem {
   kgen_dtype_t dtype;
   bool log;               // log_softmax
-  int64_t rows, cols;     // rows >= 1, cols >= 1
-  const void* x;
-  void* y;
+  int64_t rows, cols;     // outer and axis: rows >= 1, cols >= 1
+  const void* x;          // forward: x; backward: the forward's output y
+  void* y;                // forward: y; backward: dx
   const DeviceInfo* device;
+  int64_t inner = 1;      // > 1: the softmax dim is not the last (strided tiers)
+  const void* dy = nullptr;    // backward only: the gradient of y
+  const Mask* mask = nullptr;  // forward, inner == 1 only
 };
 
-// Shared memory the smem tier needs for one row (kept in its own dtype),
-// beyond its static scratch.
-inline int64_t smem_row_bytes(const Problem& p, int elem_size) { return p.cols * elem_size; }
+inline bool backward(const Problem& p) { return p.dy != nullptr; }
+
+// Bytes one element takes in the smem tier's row cache: the forward keeps x
+// in its own dtype, the masked forward keeps scale * x + mask in the compute
+// type (so that half inputs are not rounded after scaling), the backward
+// keeps y and dy.
+inline int64_t smem_element_bytes(const Problem& p, int elem_size) {
+  if (backward(p)) return 2 * elem_size;
+  if (p.mask) return elem_size == 8 ? 8 : 4;
+  return elem_size;
+}
+// Shared memory the smem tier needs for one row, beyond its static scratch.
+inline int64_t smem_row_bytes(const Problem& p, int elem_size) {
+  return p.cols * smem_element_bytes(p, elem_size);
+}
 // Static shared memory of the block reductions, kept free when sizing rows.
 constexpr int64_t kSmemReserve = 1024;
 
@@ -37,7 +66,20 @@ inline int64_t smem_blocks_per_sm(const Problem& p, int block, int elem_size) {
   return blocks < 1 ? 1 : blocks;
 }
 
+// Strided tiers: a block holds up to kStridedMaxWarps warps; a warp covers
+// 32 / col_lanes axis positions per round.
+constexpr int kStridedMaxWarps = 16;
+inline int64_t strided_axis_per_warp(int col_lanes, int axis_per_thread) {
+  return int64_t{32 / col_lanes} * axis_per_thread;
+}
+// Warps the register-tile strided kernel launches to cover the axis.
+inline int strided_warps(const Problem& p, int col_lanes, int axis_per_thread) {
+  const int64_t per = strided_axis_per_warp(col_lanes, axis_per_thread);
+  return static_cast<int>((p.cols + per - 1) / per);
+}
+
 bool supports(const VariantInfo& v, const void* problem);
+bool supports_backward(const VariantInfo& v, const void* problem);
 Score heuristic(const VariantInfo& v, const void* problem);
 
 }  // namespace softmax

@@ -6,7 +6,9 @@
 // dispatch: registers when the row fits a warp tier variant, else shared
 // memory, else the two-pass uncached kernel; within a tier the widest pack,
 // the tightest fit, and for shared memory the block size that keeps the most
-// warps resident.
+// warps resident.  A dim that is not the last (inner > 1) goes to the strided
+// tiers: the register tile when the axis fits it, else the two-pass kernel.
+// The backward family has the same tiers and is judged by the same rules.
 #include <algorithm>
 #include <cstdlib>
 #include <cstdint>
@@ -20,23 +22,34 @@ namespace kgen {
 namespace softmax {
 namespace {
 
-using Params = gen::SoftmaxParams;
-using Tier = gen::SoftmaxTier;
-
 // Warps an SM keeps resident for the smem tier at this block size.
 int64_t smem_active_warps(const Problem& p, int block) {
   return smem_blocks_per_sm(p, block, dtype_size(p.dtype)) * block / 32;
 }
 
-}  // namespace
+bool aligned_all(const Problem& p, int64_t bytes) {
+  return aligned_to(p.x, bytes) && aligned_to(p.y, bytes) && (!p.dy || aligned_to(p.dy, bytes));
+}
 
-bool supports(const VariantInfo& v, const void* problem) {
-  const Problem& p = *static_cast<const Problem*>(problem);
+// The two families' params structs are generated from the same tiers (the
+// backward family reuses the forward's), so one set of rules reads both.
+template <class Params, class Tier>
+bool supports_as(const VariantInfo& v, const Problem& p) {
   const Params& q = *static_cast<const Params*>(v.params);
   if (v.element != p.dtype) return false;
   const int64_t pack_bytes = int64_t{q.pack_size} * dtype_size(p.dtype);
-  if (p.cols % q.pack_size != 0 || !aligned_to(p.x, pack_bytes) || !aligned_to(p.y, pack_bytes))
-    return false;
+  const bool strided = q.tier == Tier::strided || q.tier == Tier::strided_uncached;
+  if (strided) {
+    // a column pack never straddles two outer positions; no fused mask
+    if (p.mask || p.inner % q.pack_size != 0 || !aligned_all(p, pack_bytes)) return false;
+  } else if (q.tier != Tier::generic) {
+    // the row tiers: the last dim, packs along it; a mask read a pack at a time
+    if (p.inner != 1 || p.cols % q.pack_size != 0 || !aligned_all(p, pack_bytes)) return false;
+    if (p.mask && p.mask->data) {
+      const int64_t mask_pack = p.mask->kind == KGEN_MASK_BOOL ? q.pack_size : pack_bytes;
+      if (!aligned_to(p.mask->data, mask_pack)) return false;
+    }
+  }
   switch (q.tier) {
     case Tier::warp: {
       const int64_t reach = int64_t{q.cols_per_thread} * q.group_width;
@@ -46,15 +59,18 @@ bool supports(const VariantInfo& v, const void* problem) {
       const int64_t need = smem_row_bytes(p, dtype_size(p.dtype)) + kSmemReserve;
       return p.cols <= INT32_MAX && need <= static_cast<int64_t>(p.device->smem_per_block_optin);
     }
+    case Tier::strided:
+      return p.cols <= kStridedMaxWarps * strided_axis_per_warp(q.col_lanes, q.axis_per_thread);
     case Tier::uncached:
+    case Tier::strided_uncached:
     case Tier::generic:
       return true;
   }
   return false;
 }
 
-Score heuristic(const VariantInfo& v, const void* problem) {
-  const Problem& p = *static_cast<const Problem*>(problem);
+template <class Params, class Tier>
+Score heuristic_as(const VariantInfo& v, const Problem& p) {
   const Params& q = *static_cast<const Params*>(v.params);
   Score s;
   s.key[1] = q.pack_size;  // widest accesses first (the smem tier overrides)
@@ -86,11 +102,45 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       s.key[0] = 1;
       s.key[2] = q.block_size;
       return s;
+    case Tier::strided: {
+      // above the row tiers when the dim is not the last (they cannot run
+      // it); below the generic one when it is (a column a lane, uncoalesced)
+      s.key[0] = p.inner > 1 ? 5 : -2;
+      // the fewest idle axis slots in the last round, then the widest column
+      // segment a warp reads (adjacent packs)
+      const int64_t per = strided_axis_per_warp(q.col_lanes, q.axis_per_thread);
+      const int64_t warps = strided_warps(p, q.col_lanes, q.axis_per_thread);
+      s.key[2] = -(warps * per - p.cols) * 64 / (warps * per);
+      s.key[3] = std::min<int64_t>(int64_t{q.col_lanes} * q.pack_size, p.inner);
+      return s;
+    }
+    case Tier::strided_uncached:
+      s.key[0] = p.inner > 1 ? 4 : -3;
+      s.key[2] = std::min<int64_t>(int64_t{q.col_lanes} * q.pack_size, p.inner);
+      return s;
     case Tier::generic:
       s.key[0] = 0;
       return s;
   }
   return Score::reject();
+}
+
+}  // namespace
+
+bool supports(const VariantInfo& v, const void* problem) {
+  return supports_as<gen::SoftmaxParams, gen::SoftmaxTier>(v, *static_cast<const Problem*>(problem));
+}
+
+bool supports_backward(const VariantInfo& v, const void* problem) {
+  return supports_as<gen::SoftmaxBackwardParams, gen::SoftmaxBackwardTier>(
+      v, *static_cast<const Problem*>(problem));
+}
+
+Score heuristic(const VariantInfo& v, const void* problem) {
+  const Problem& p = *static_cast<const Problem*>(problem);
+  if (v.family == Family::softmax_backward)
+    return heuristic_as<gen::SoftmaxBackwardParams, gen::SoftmaxBackwardTier>(v, p);
+  return heuristic_as<gen::SoftmaxParams, gen::SoftmaxTier>(v, p);
 }
 
 }  // namespace softmax

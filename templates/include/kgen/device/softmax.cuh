@@ -1,23 +1,20 @@
-// Softmax / log-softmax over the last dim: the device functions and kernels of
-// every tier, and their host launchers.  Generated variants instantiate these
-// with fixed parameters (templates/softmax_*.cu.j2); no logic lives there.
+// Softmax / log-softmax: the kernels of every tier of the forward family and
+// their host launchers.  Generated variants instantiate these with fixed
+// parameters (templates/softmax_*.cu.j2); no logic lives there.  The row
+// kernels read x through a load functor (softmax_load.cuh), so the masked
+// softmax is the same kernels with another load.
 #pragma once
-
-#include <mutex>
 
 #include "kgen/device/common.cuh"
 #include "kgen/device/reduce.cuh"
+#include "kgen/device/softmax_common.cuh"
+#include "kgen/device/softmax_load.cuh"
+#include "kgen/device/softmax_strided.cuh"
 #include "softmax/problem.hpp"
 
 namespace kgen {
 namespace device {
 namespace softmax {
-
-// y from x once the row's max and sum of exp(x - max) are known.
-template <bool LOG, class C>
-__device__ __forceinline__ C finish(C x_minus_max, C sum_or_log_sum) {
-  return LOG ? x_minus_max - sum_or_log_sum : kexp(x_minus_max) / sum_or_log_sum;
-}
 
 // ---------------------------------------------------------------- warp tier
 // A group of G lanes owns R rows; lane l of the group holds columns
@@ -25,9 +22,11 @@ __device__ __forceinline__ C finish(C x_minus_max, C sum_or_log_sum) {
 // across the group.  Padding lanes hold -inf (exp gives 0).  All groups of a
 // warp iterate the same number of times (rows past the end are computed on
 // -inf and not stored) so the shuffles always see the whole warp.
-template <class T, int P, int C, int G, int R, bool PAD, bool LOG, int BLOCK>
+// A row the load masks entirely (max -inf) gives 0 when the load asks for
+// it (safe), else NaN from exp(-inf - -inf) as in PyTorch.
+template <class T, int P, int C, int G, int R, bool PAD, bool LOG, int BLOCK, class Load>
 __global__ void __launch_bounds__(BLOCK)
-    warp_kernel(const T* x, T* y, int64_t rows, int cols) {
+    warp_kernel(Load ld, T* y, int64_t rows, int cols) {
   using Cm = compute_t<T>;
   static_assert(C % P == 0 && 32 % G == 0, "bad warp tier shape");
   constexpr int kPacks = C / P;
@@ -44,15 +43,15 @@ __global__ void __launch_bounds__(BLOCK)
 #pragma unroll
     for (int r = 0; r < R; ++r) {
       const bool row_ok = row0 + r < rows;
-      const T* xr = x + (row0 + r) * cols;
+      const auto lr = ld.row(row_ok ? row0 + r : 0);
       mx[r] = neg_inf<Cm>();
 #pragma unroll
       for (int i = 0; i < kPacks; ++i) {
         const int col = (i * G + g_lane) * P;
         if (row_ok && (!PAD || col < cols)) {
-          load_pack<T, P>(xr + col, &buf[r][i * P]);
+          ld.template load<P>(lr, col, &buf[r][i * P]);
 #pragma unroll
-          for (int j = 0; j < P; ++j) mx[r] = MaxOp()(mx[r], buf[r][i * P + j]);
+          for (int j = 0; j < P; ++j) mx[r] = typename Load::Max()(mx[r], buf[r][i * P + j]);
         } else {
 #pragma unroll
           for (int j = 0; j < P; ++j) buf[r][i * P + j] = neg_inf<Cm>();
@@ -62,7 +61,7 @@ __global__ void __launch_bounds__(BLOCK)
     Cm sum[R];
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-      mx[r] = group_all_reduce<G>(mx[r], MaxOp());
+      mx[r] = group_all_reduce<G>(mx[r], typename Load::Max());
       sum[r] = 0;
 #pragma unroll
       for (int k = 0; k < C; ++k) {
@@ -80,6 +79,7 @@ __global__ void __launch_bounds__(BLOCK)
       sum[r] = group_all_reduce<G>(sum[r], SumOp());
       if (row0 + r >= rows) continue;
       const Cm s = LOG ? klog(sum[r]) : sum[r];
+      const bool zero = ld.safe() && mx[r] == neg_inf<Cm>();
       T* yr = y + (row0 + r) * cols;
 #pragma unroll
       for (int i = 0; i < kPacks; ++i) {
@@ -88,62 +88,45 @@ __global__ void __launch_bounds__(BLOCK)
         Cm out[P];
 #pragma unroll
         for (int j = 0; j < P; ++j)
-          out[j] = LOG ? buf[r][i * P + j] - s : buf[r][i * P + j] / s;
+          out[j] = zero ? Cm(0) : LOG ? buf[r][i * P + j] - s : buf[r][i * P + j] / s;
         store_pack<T, P>(yr + col, out);
       }
     }
   }
 }
 
-// Packs each thread loads before it uses any: enough independent 16-byte
-// loads in flight to cover DRAM latency when an SM holds only one or two
-// rows (one load per thread at a time gave 24-42% of copy for 32K-column rows
-// on an H100; bench/NOTES.md v2).
-template <class T, int P, int BYTES>
-constexpr int kBatchPacks = BYTES / static_cast<int>(sizeof(T) * P) < 1 ? 1 : BYTES / static_cast<int>(sizeof(T) * P);
-
 // ---------------------------------------------------------------- smem tier
 // One block per row (grid-stride over rows); the row is kept in shared memory
 // in its own dtype (half types take half the space), laid out pack-major
 // (element j of pack k at j * packs + k) so that consecutive threads hit
 // consecutive banks.  exp is recomputed in the last pass instead of stored.
-// Full residency (2048 threads per SM) when shared memory allows: at 45-56
-// registers a thread, blocks of 1024 fitted once per SM and smem/uncached
-// rows ran at 40-52% of copy instead of 86-94% (H100, bench/NOTES.md v2).
-#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890)
-constexpr int kThreadsPerSm = 1536;  // sm_86, sm_87, sm_89
-#else
-constexpr int kThreadsPerSm = 2048;  // sm_80, sm_90
-#endif
-template <int BLOCK>
-constexpr int kMinBlocks = kThreadsPerSm / BLOCK < 1 ? 1 : kThreadsPerSm / BLOCK;
-
-template <class T, int P, bool LOG, int BLOCK>
+template <class T, int P, bool LOG, int BLOCK, class Load>
 __global__ void __launch_bounds__(BLOCK, kMinBlocks<BLOCK>)
-    smem_kernel(const T* x, T* y, int64_t rows, int cols) {
+    smem_kernel(Load ld, T* y, int64_t rows, int cols) {
   using Cm = compute_t<T>;
+  using S = typename Load::Cached;
   constexpr int U = kBatchPacks<T, P, 32>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  T* buf = reinterpret_cast<T*>(smem_raw);
+  S* buf = reinterpret_cast<S*>(smem_raw);
   const int packs = cols / P;
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-    const T* xr = x + row * cols;
+    const auto lr = ld.row(row);
     Cm thread_max = neg_inf<Cm>();
     for (int k0 = threadIdx.x; k0 < packs; k0 += BLOCK * U) {
-      Pack<T, P> v[U];
+      Cm v[U][P];
 #pragma unroll
       for (int u = 0; u < U; ++u)
-        if (k0 + u * BLOCK < packs) v[u] = *reinterpret_cast<const Pack<T, P>*>(xr + (k0 + u * BLOCK) * P);
+        if (k0 + u * BLOCK < packs) ld.template load<P>(lr, (k0 + u * BLOCK) * P, v[u]);
 #pragma unroll
       for (int u = 0; u < U; ++u)
         if (k0 + u * BLOCK < packs)
 #pragma unroll
           for (int j = 0; j < P; ++j) {
-            buf[j * packs + k0 + u * BLOCK] = v[u].v[j];
-            thread_max = MaxOp()(thread_max, to_compute(v[u].v[j]));
+            buf[j * packs + k0 + u * BLOCK] = to_cached<S>(v[u][j]);
+            thread_max = typename Load::Max()(thread_max, v[u][j]);
           }
     }
-    const Cm mx = block_all_reduce<BLOCK>(thread_max, MaxOp(), neg_inf<Cm>());
+    const Cm mx = block_all_reduce<BLOCK>(thread_max, typename Load::Max(), neg_inf<Cm>());
     Cm thread_sum = 0;
     for (int k = threadIdx.x; k < packs; k += BLOCK)
 #pragma unroll
@@ -151,13 +134,14 @@ __global__ void __launch_bounds__(BLOCK, kMinBlocks<BLOCK>)
     const Cm sum = block_all_reduce<BLOCK>(thread_sum, SumOp(), Cm(0));
     // one division per row, not per element
     const Cm s = LOG ? klog(sum) : Cm(1) / sum;
+    const bool zero = ld.safe() && mx == neg_inf<Cm>();
     T* yr = y + row * cols;
     for (int k = threadIdx.x; k < packs; k += BLOCK) {
       Cm out[P];
 #pragma unroll
       for (int j = 0; j < P; ++j) {
         const Cm d = to_compute(buf[j * packs + k]) - mx;
-        out[j] = LOG ? d - s : kexp(d) * s;
+        out[j] = zero ? Cm(0) : LOG ? d - s : kexp(d) * s;
       }
       store_pack<T, P>(yr + k * P, out);
     }
@@ -165,74 +149,26 @@ __global__ void __launch_bounds__(BLOCK, kMinBlocks<BLOCK>)
 }
 
 // ------------------------------------------------------------ uncached tier
-// Running (max, sum of exp(x - max)) of a stream of values.  -inf entries
-// contribute 0 without turning the sum into NaN (exp(-inf - -inf)); NaN
-// propagates through the sum; a row of only -inf ends with sum 0 and so
-// gives NaN like PyTorch.
-template <class C>
-struct Online {
-  C m, s;
-  __device__ __forceinline__ static C safe(C m) { return m == neg_inf<C>() ? C(0) : m; }
-  __device__ __forceinline__ void add(C v) {
-    if (v > m) {
-      s = s * kexp(m - v) + C(1);
-      m = v;
-    } else {
-      s += kexp(v - safe(m));
-    }
-  }
-  __device__ __forceinline__ static Online merge(Online a, Online b) {
-    const C m = a.m > b.m ? a.m : b.m;
-    return Online{m, a.s * kexp(a.m - safe(m)) + b.s * kexp(b.m - safe(m))};
-  }
-};
-
-template <int BLOCK, class C>
-__device__ __forceinline__ Online<C> block_all_reduce_online(Online<C> v) {
-  constexpr int kWarps = BLOCK / 32;
-  __shared__ C pm[kWarps], ps[kWarps];
-  __shared__ Online<C> result;
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-#pragma unroll
-  for (int d = 16; d > 0; d /= 2)
-    v = Online<C>::merge(v, Online<C>{__shfl_xor_sync(0xffffffffu, v.m, d),
-                                      __shfl_xor_sync(0xffffffffu, v.s, d)});
-  if (lane == 0) pm[warp] = v.m, ps[warp] = v.s;
-  __syncthreads();
-  if (warp == 0) {
-    Online<C> w = lane < kWarps ? Online<C>{pm[lane], ps[lane]} : Online<C>{neg_inf<C>(), C(0)};
-#pragma unroll
-    for (int d = 16; d > 0; d /= 2)
-      w = Online<C>::merge(w, Online<C>{__shfl_xor_sync(0xffffffffu, w.m, d),
-                                        __shfl_xor_sync(0xffffffffu, w.s, d)});
-    if (lane == 0) result = w;
-  }
-  __syncthreads();
-  const Online<C> r = result;
-  __syncthreads();
-  return r;
-}
-
 // One block per row, two passes over global memory: online max+sum, then
 // normalise.  Any length (int64 columns).
 // One 16-byte pack in flight per thread and no residency floor: the online
 // update needs registers, and forcing 32 a thread spilled 200-1200 bytes;
 // unbatched it reaches 60-65% of copy against its 67% ceiling (three passes
 // of traffic for two counted).
-template <class T, int P, bool LOG, int BLOCK>
+template <class T, int P, bool LOG, int BLOCK, class Load>
 __global__ void __launch_bounds__(BLOCK)
-    uncached_kernel(const T* x, T* y, int64_t rows, int64_t cols) {
+    uncached_kernel(Load ld, T* y, int64_t rows, int64_t cols) {
   using Cm = compute_t<T>;
   constexpr int U = kBatchPacks<T, P, 16>;
   const int64_t packs = cols / P;
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-    const T* xr = x + row * cols;
+    const auto lr = ld.row(row);
     Online<Cm> st{neg_inf<Cm>(), Cm(0)};
     for (int64_t k0 = threadIdx.x; k0 < packs; k0 += int64_t{BLOCK} * U) {
       Cm v[U][P];
 #pragma unroll
       for (int u = 0; u < U; ++u)
-        if (k0 + u * BLOCK < packs) load_pack<T, P>(xr + (k0 + u * BLOCK) * P, v[u]);
+        if (k0 + u * BLOCK < packs) ld.template load<P>(lr, (k0 + u * BLOCK) * P, v[u]);
 #pragma unroll
       for (int u = 0; u < U; ++u)
         if (k0 + u * BLOCK < packs)
@@ -241,17 +177,19 @@ __global__ void __launch_bounds__(BLOCK)
     }
     st = block_all_reduce_online<BLOCK>(st);
     const Cm s = LOG ? klog(st.s) : Cm(1) / st.s;
+    const bool zero = ld.safe() && st.m == neg_inf<Cm>();
     T* yr = y + row * cols;
     for (int64_t k0 = threadIdx.x; k0 < packs; k0 += int64_t{BLOCK} * U) {
       Cm v[U][P];
 #pragma unroll
       for (int u = 0; u < U; ++u)
-        if (k0 + u * BLOCK < packs) load_pack<T, P>(xr + (k0 + u * BLOCK) * P, v[u]);
+        if (k0 + u * BLOCK < packs) ld.template load<P>(lr, (k0 + u * BLOCK) * P, v[u]);
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         if (k0 + u * BLOCK >= packs) continue;
 #pragma unroll
-        for (int j = 0; j < P; ++j) v[u][j] = LOG ? v[u][j] - st.m - s : kexp(v[u][j] - st.m) * s;
+        for (int j = 0; j < P; ++j)
+          v[u][j] = zero ? Cm(0) : LOG ? v[u][j] - st.m - s : kexp(v[u][j] - st.m) * s;
         store_pack<T, P>(yr + (k0 + u * BLOCK) * P, v[u]);
       }
     }
@@ -259,83 +197,101 @@ __global__ void __launch_bounds__(BLOCK)
 }
 
 // ------------------------------------------------------------ host launchers
-inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-// Grid of at most `waves` full waves of resident blocks; kernels stride over
-// the rest.
-inline unsigned grid_for(int64_t blocks_needed, const DeviceInfo& d, int block, int waves) {
-  const int64_t resident = int64_t{d.sm_count} * (d.max_threads_per_sm / block);
-  const int64_t g = blocks_needed < resident * waves ? blocks_needed : resident * waves;
-  return static_cast<unsigned>(g < 1 ? 1 : g);
+// Each row launcher runs its kernel with the problem's load (plain or
+// masked) and mode; the masked softmax has no log mode.
+template <class T, template <class, class> class Launch>
+cudaError_t with_load(const kgen::softmax::Problem& p, cudaStream_t stream) {
+  if (p.mask) return Launch<T, MaskLoad<T>>::template run<false>(p, MaskLoad<T>::make(p), stream);
+  const DirectLoad<T> ld{static_cast<const T*>(p.x), p.cols};
+  return p.log ? Launch<T, DirectLoad<T>>::template run<true>(p, ld, stream)
+               : Launch<T, DirectLoad<T>>::template run<false>(p, ld, stream);
 }
+
+template <int P, int C, int G, int R, bool PAD>
+struct WarpLaunch {
+  template <class T, class Load>
+  struct With {
+    template <bool LOG>
+    static cudaError_t run(const kgen::softmax::Problem& p, const Load& ld, cudaStream_t stream) {
+      constexpr int kBlock = 128;
+      constexpr int kRowsPerBlock = (kBlock / 32) * (32 / G) * R;
+      const unsigned grid = grid_for(ceil_div(p.rows, kRowsPerBlock), *p.device, kBlock, 32);
+      warp_kernel<T, P, C, G, R, PAD, LOG, kBlock, Load>
+          <<<grid, kBlock, 0, stream>>>(ld, static_cast<T*>(p.y), p.rows, static_cast<int>(p.cols));
+      return cudaGetLastError();
+    }
+  };
+};
 
 template <class T, int P, int C, int G, int R, bool PAD>
 cudaError_t launch_warp(const void* problem, cudaStream_t stream) {
-  const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
-  constexpr int kBlock = 128;
-  constexpr int kRowsPerBlock = (kBlock / 32) * (32 / G) * R;
-  const unsigned grid = grid_for(ceil_div(p.rows, kRowsPerBlock), *p.device, kBlock, 32);
-  const T* x = static_cast<const T*>(p.x);
-  T* y = static_cast<T*>(p.y);
-  const int cols = static_cast<int>(p.cols);
-  if (p.log)
-    warp_kernel<T, P, C, G, R, PAD, true, kBlock><<<grid, kBlock, 0, stream>>>(x, y, p.rows, cols);
-  else
-    warp_kernel<T, P, C, G, R, PAD, false, kBlock><<<grid, kBlock, 0, stream>>>(x, y, p.rows, cols);
-  return cudaGetLastError();
+  return with_load<T, WarpLaunch<P, C, G, R, PAD>::template With>(
+      *static_cast<const kgen::softmax::Problem*>(problem), stream);
 }
 
-// Raises a kernel's dynamic shared memory limit to all this device allows,
-// once per kernel and device (the kernel is a template argument so that each
-// instantiation has its own flags).
-template <auto Kernel>
-cudaError_t allow_max_smem(const DeviceInfo& d) {
-  constexpr int kMaxDevices = 64;
-  static std::once_flag once[kMaxDevices];
-  static cudaError_t result[kMaxDevices];
-  if (d.ordinal < 0 || d.ordinal >= kMaxDevices) return cudaErrorInvalidDevice;
-  std::call_once(once[d.ordinal], [&] {
-    cudaFuncAttributes attr;
-    cudaError_t err = cudaFuncGetAttributes(&attr, Kernel);
-    if (err == cudaSuccess)
-      err = cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 static_cast<int>(d.smem_per_block_optin - attr.sharedSizeBytes));
-    result[d.ordinal] = err;
-  });
-  return result[d.ordinal];
-}
+template <int P, int BLOCK>
+struct SmemLaunch {
+  template <class T, class Load>
+  struct With {
+    template <bool LOG>
+    static cudaError_t run(const kgen::softmax::Problem& p, const Load& ld, cudaStream_t stream) {
+      const DeviceInfo& d = *p.device;
+      const size_t smem = static_cast<size_t>(kgen::softmax::smem_row_bytes(p, sizeof(T)));
+      const int64_t resident = d.sm_count * kgen::softmax::smem_blocks_per_sm(p, BLOCK, sizeof(T));
+      const unsigned grid = static_cast<unsigned>(p.rows < resident ? p.rows : resident);
+      constexpr auto kKernel = smem_kernel<T, P, LOG, BLOCK, Load>;
+      if (smem > 48 * 1024) {
+        const cudaError_t err = allow_max_smem<kKernel>(d);
+        if (err != cudaSuccess) return err;
+      }
+      kKernel<<<grid, BLOCK, smem, stream>>>(ld, static_cast<T*>(p.y), p.rows, static_cast<int>(p.cols));
+      return cudaGetLastError();
+    }
+  };
+};
 
 template <class T, int P, int BLOCK>
 cudaError_t launch_smem(const void* problem, cudaStream_t stream) {
-  const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
-  const DeviceInfo& d = *p.device;
-  const size_t smem = static_cast<size_t>(kgen::softmax::smem_row_bytes(p, sizeof(T)));
-  const int64_t resident = d.sm_count * kgen::softmax::smem_blocks_per_sm(p, BLOCK, sizeof(T));
-  const unsigned grid = static_cast<unsigned>(p.rows < resident ? p.rows : resident);
-  const T* x = static_cast<const T*>(p.x);
-  T* y = static_cast<T*>(p.y);
-  const int cols = static_cast<int>(p.cols);
-  constexpr auto kSoftmax = smem_kernel<T, P, false, BLOCK>;
-  constexpr auto kLogSoftmax = smem_kernel<T, P, true, BLOCK>;
-  if (smem > 48 * 1024) {
-    cudaError_t err = p.log ? allow_max_smem<kLogSoftmax>(d) : allow_max_smem<kSoftmax>(d);
-    if (err != cudaSuccess) return err;
-  }
-  (p.log ? kLogSoftmax : kSoftmax)<<<grid, BLOCK, smem, stream>>>(x, y, p.rows, cols);
-  return cudaGetLastError();
+  return with_load<T, SmemLaunch<P, BLOCK>::template With>(*static_cast<const kgen::softmax::Problem*>(problem),
+                                                           stream);
 }
+
+template <int P, int BLOCK>
+struct UncachedLaunch {
+  template <class T, class Load>
+  struct With {
+    template <bool LOG>
+    static cudaError_t run(const kgen::softmax::Problem& p, const Load& ld, cudaStream_t stream) {
+      const unsigned grid = grid_for(p.rows, *p.device, BLOCK, 1);
+      uncached_kernel<T, P, LOG, BLOCK, Load><<<grid, BLOCK, 0, stream>>>(ld, static_cast<T*>(p.y), p.rows, p.cols);
+      return cudaGetLastError();
+    }
+  };
+};
 
 template <class T, int P, int BLOCK>
 cudaError_t launch_uncached(const void* problem, cudaStream_t stream) {
+  return with_load<T, UncachedLaunch<P, BLOCK>::template With>(
+      *static_cast<const kgen::softmax::Problem*>(problem), stream);
+}
+
+template <class T, int P, int TX, int C>
+cudaError_t launch_strided(const void* problem, cudaStream_t stream) {
+  return launch_strided_tile<false, T, P, TX, C>(problem, stream);
+}
+
+template <class T, int P, int TX>
+cudaError_t launch_strided_uncached(const void* problem, cudaStream_t stream) {
+  return launch_strided_two_pass<false, T, P, TX>(problem, stream);
+}
+
+// Pack 1: the uncached row kernel for the last dim, the strided two-pass
+// kernel otherwise.
+template <class T>
+cudaError_t launch_generic(const void* problem, cudaStream_t stream) {
   const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
-  const unsigned grid = grid_for(p.rows, *p.device, BLOCK, 1);
-  const T* x = static_cast<const T*>(p.x);
-  T* y = static_cast<T*>(p.y);
-  if (p.log)
-    uncached_kernel<T, P, true, BLOCK><<<grid, BLOCK, 0, stream>>>(x, y, p.rows, p.cols);
-  else
-    uncached_kernel<T, P, false, BLOCK><<<grid, BLOCK, 0, stream>>>(x, y, p.rows, p.cols);
-  return cudaGetLastError();
+  if (p.inner == 1) return launch_uncached<T, 1, 256>(problem, stream);
+  return launch_strided_uncached<T, 1, 32>(problem, stream);
 }
 
 }  // namespace softmax

@@ -1,0 +1,16 @@
+"""Backward of softmax / log-softmax, from the forward's output y and dy:
+  softmax:     dx = (dy - sum(y * dy)) * y
+  log_softmax: dx = dy - exp(y) * sum(dy)
+The forward's tiers and parameter space (softmax.py), with kernels that hold
+two inputs (y and dy) where the forward holds one: twice the registers of a
+warp-tier row, twice the shared memory of an smem-tier row.
+"""
+from . import softmax
+
+OP = "softmax_backward"
+DTYPES = softmax.DTYPES
+SUPPORTS = "kgen::softmax::supports_backward"
+PROBLEM_HEADER = "softmax/problem.hpp"
+DEVICE_HEADER = "kgen/device/softmax_backward.cuh"
+DEVICE_NS = "kgen::device::softmax_backward"
+TIERS = softmax.TIERS

@@ -1,0 +1,249 @@
+// Backward of softmax / log-softmax, from the forward's output y and dy:
+//   softmax:     dx = (dy - sum(y * dy)) * y
+//   log_softmax: dx = dy - exp(y) * sum(dy)
+// The forward's tiers (softmax.cuh) holding two inputs where it holds one;
+// one reduction (a sum) where it has two.  The strided kernels are in
+// softmax_strided.cuh.
+#pragma once
+
+#include "kgen/device/common.cuh"
+#include "kgen/device/reduce.cuh"
+#include "kgen/device/softmax_common.cuh"
+#include "kgen/device/softmax_strided.cuh"
+#include "softmax/problem.hpp"
+
+namespace kgen {
+namespace device {
+namespace softmax_backward {
+
+using softmax::ceil_div;
+using softmax::grid_for;
+using softmax::kBatchPacks;
+using softmax::kMinBlocks;
+
+// The sum's term, and dx from it.
+template <bool LOG, class C>
+__device__ __forceinline__ C term(C y, C dy) { return LOG ? dy : y * dy; }
+template <bool LOG, class C>
+__device__ __forceinline__ C grad(C y, C dy, C sum) { return LOG ? dy - kexp(y) * sum : (dy - sum) * y; }
+
+// ---------------------------------------------------------------- warp tier
+// As the forward's warp tier: a group of G lanes owns R rows, C values of
+// each of y and dy a lane; padding lanes hold 0 (no term).
+template <class T, int P, int C, int G, int R, bool PAD, bool LOG, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+    warp_kernel(const T* y, const T* dy, T* dx, int64_t rows, int cols) {
+  using Cm = compute_t<T>;
+  static_assert(C % P == 0 && 32 % G == 0, "bad warp tier shape");
+  constexpr int kPacks = C / P;
+  constexpr int kRowsPerWarp = (32 / G) * R;
+  const int lane = threadIdx.x % 32;
+  const int g_lane = lane % G;
+  const int64_t warp = int64_t{blockIdx.x} * (BLOCK / 32) + threadIdx.x / 32;
+  const int64_t warps = int64_t{gridDim.x} * (BLOCK / 32);
+
+  Cm yb[R][C], gb[R][C];
+  for (int64_t base = warp * kRowsPerWarp; base < rows; base += warps * kRowsPerWarp) {
+    const int64_t row0 = base + (lane / G) * R;
+    Cm sum[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const bool row_ok = row0 + r < rows;
+      const int64_t off = (row_ok ? row0 + r : 0) * cols;
+      sum[r] = 0;
+#pragma unroll
+      for (int i = 0; i < kPacks; ++i) {
+        const int col = (i * G + g_lane) * P;
+        if (row_ok && (!PAD || col < cols)) {
+          load_pack<T, P>(y + off + col, &yb[r][i * P]);
+          load_pack<T, P>(dy + off + col, &gb[r][i * P]);
+        } else {
+#pragma unroll
+          for (int j = 0; j < P; ++j) yb[r][i * P + j] = gb[r][i * P + j] = Cm(0);
+        }
+      }
+#pragma unroll
+      for (int k = 0; k < C; ++k) sum[r] += term<LOG>(yb[r][k], gb[r][k]);
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      sum[r] = group_all_reduce<G>(sum[r], SumOp());
+      if (row0 + r >= rows) continue;
+      T* out = dx + (row0 + r) * cols;
+#pragma unroll
+      for (int i = 0; i < kPacks; ++i) {
+        const int col = (i * G + g_lane) * P;
+        if (PAD && col >= cols) continue;
+        Cm o[P];
+#pragma unroll
+        for (int j = 0; j < P; ++j) o[j] = grad<LOG>(yb[r][i * P + j], gb[r][i * P + j], sum[r]);
+        store_pack<T, P>(out + col, o);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------- smem tier
+// One block a row; y and dy cached in shared memory in their dtype, each
+// pack-major (element j of pack k at j * packs + k) for conflict-free banks.
+template <class T, int P, bool LOG, int BLOCK>
+__global__ void __launch_bounds__(BLOCK, kMinBlocks<BLOCK>)
+    smem_kernel(const T* y, const T* dy, T* dx, int64_t rows, int cols) {
+  using Cm = compute_t<T>;
+  constexpr int U = kBatchPacks<T, P, 32>;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* ys = reinterpret_cast<T*>(smem_raw);
+  T* gs = ys + cols;
+  const int packs = cols / P;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const int64_t off = row * cols;
+    Cm thread_sum = 0;
+    for (int k0 = threadIdx.x; k0 < packs; k0 += BLOCK * U) {
+      Pack<T, P> yv[U], gv[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (k0 + u * BLOCK < packs) {
+          yv[u] = *reinterpret_cast<const Pack<T, P>*>(y + off + (k0 + u * BLOCK) * P);
+          gv[u] = *reinterpret_cast<const Pack<T, P>*>(dy + off + (k0 + u * BLOCK) * P);
+        }
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (k0 + u * BLOCK < packs)
+#pragma unroll
+          for (int j = 0; j < P; ++j) {
+            ys[j * packs + k0 + u * BLOCK] = yv[u].v[j];
+            gs[j * packs + k0 + u * BLOCK] = gv[u].v[j];
+            thread_sum += term<LOG>(to_compute(yv[u].v[j]), to_compute(gv[u].v[j]));
+          }
+    }
+    const Cm sum = block_all_reduce<BLOCK>(thread_sum, SumOp(), Cm(0));
+    T* out = dx + off;
+    for (int k = threadIdx.x; k < packs; k += BLOCK) {
+      Cm o[P];
+#pragma unroll
+      for (int j = 0; j < P; ++j)
+        o[j] = grad<LOG>(to_compute(ys[j * packs + k]), to_compute(gs[j * packs + k]), sum);
+      store_pack<T, P>(out + k * P, o);
+    }
+  }
+}
+
+// ------------------------------------------------------------ uncached tier
+// One block a row, two passes over global memory (y and dy read twice); any
+// length.
+template <class T, int P, bool LOG, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+    uncached_kernel(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols) {
+  using Cm = compute_t<T>;
+  constexpr int U = kBatchPacks<T, P, 16>;
+  const int64_t packs = cols / P;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const int64_t off = row * cols;
+    Cm thread_sum = 0;
+    for (int64_t k0 = threadIdx.x; k0 < packs; k0 += int64_t{BLOCK} * U) {
+      Cm yv[U][P], gv[U][P];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (k0 + u * BLOCK < packs) {
+          if (!LOG) load_pack<T, P>(y + off + (k0 + u * BLOCK) * P, yv[u]);
+          load_pack<T, P>(dy + off + (k0 + u * BLOCK) * P, gv[u]);
+        }
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (k0 + u * BLOCK < packs)
+#pragma unroll
+          for (int j = 0; j < P; ++j) thread_sum += LOG ? gv[u][j] : yv[u][j] * gv[u][j];
+    }
+    const Cm sum = block_all_reduce<BLOCK>(thread_sum, SumOp(), Cm(0));
+    for (int64_t k0 = threadIdx.x; k0 < packs; k0 += int64_t{BLOCK} * U) {
+      Cm yv[U][P], gv[U][P];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (k0 + u * BLOCK < packs) {
+          load_pack<T, P>(y + off + (k0 + u * BLOCK) * P, yv[u]);
+          load_pack<T, P>(dy + off + (k0 + u * BLOCK) * P, gv[u]);
+        }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        if (k0 + u * BLOCK >= packs) continue;
+#pragma unroll
+        for (int j = 0; j < P; ++j) yv[u][j] = grad<LOG>(yv[u][j], gv[u][j], sum);
+        store_pack<T, P>(dx + off + (k0 + u * BLOCK) * P, yv[u]);
+      }
+    }
+  }
+}
+
+// ------------------------------------------------------------ host launchers
+template <class T, int P, int C, int G, int R, bool PAD>
+cudaError_t launch_warp(const void* problem, cudaStream_t stream) {
+  const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
+  constexpr int kBlock = 128;
+  constexpr int kRowsPerBlock = (kBlock / 32) * (32 / G) * R;
+  const unsigned grid = grid_for(ceil_div(p.rows, kRowsPerBlock), *p.device, kBlock, 32);
+  const T* y = static_cast<const T*>(p.x);
+  const T* dy = static_cast<const T*>(p.dy);
+  T* dx = static_cast<T*>(p.y);
+  const int cols = static_cast<int>(p.cols);
+  if (p.log)
+    warp_kernel<T, P, C, G, R, PAD, true, kBlock><<<grid, kBlock, 0, stream>>>(y, dy, dx, p.rows, cols);
+  else
+    warp_kernel<T, P, C, G, R, PAD, false, kBlock><<<grid, kBlock, 0, stream>>>(y, dy, dx, p.rows, cols);
+  return cudaGetLastError();
+}
+
+template <class T, int P, int BLOCK>
+cudaError_t launch_smem(const void* problem, cudaStream_t stream) {
+  const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
+  const DeviceInfo& d = *p.device;
+  const size_t smem = static_cast<size_t>(kgen::softmax::smem_row_bytes(p, sizeof(T)));
+  const int64_t resident = d.sm_count * kgen::softmax::smem_blocks_per_sm(p, BLOCK, sizeof(T));
+  const unsigned grid = static_cast<unsigned>(p.rows < resident ? p.rows : resident);
+  constexpr auto kGrad = smem_kernel<T, P, false, BLOCK>;
+  constexpr auto kLogGrad = smem_kernel<T, P, true, BLOCK>;
+  if (smem > 48 * 1024) {
+    const cudaError_t err = p.log ? softmax::allow_max_smem<kLogGrad>(d) : softmax::allow_max_smem<kGrad>(d);
+    if (err != cudaSuccess) return err;
+  }
+  (p.log ? kLogGrad : kGrad)<<<grid, BLOCK, smem, stream>>>(
+      static_cast<const T*>(p.x), static_cast<const T*>(p.dy), static_cast<T*>(p.y), p.rows,
+      static_cast<int>(p.cols));
+  return cudaGetLastError();
+}
+
+template <class T, int P, int BLOCK>
+cudaError_t launch_uncached(const void* problem, cudaStream_t stream) {
+  const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
+  const unsigned grid = grid_for(p.rows, *p.device, BLOCK, 1);
+  const T* y = static_cast<const T*>(p.x);
+  const T* dy = static_cast<const T*>(p.dy);
+  T* dx = static_cast<T*>(p.y);
+  if (p.log)
+    uncached_kernel<T, P, true, BLOCK><<<grid, BLOCK, 0, stream>>>(y, dy, dx, p.rows, p.cols);
+  else
+    uncached_kernel<T, P, false, BLOCK><<<grid, BLOCK, 0, stream>>>(y, dy, dx, p.rows, p.cols);
+  return cudaGetLastError();
+}
+
+template <class T, int P, int TX, int C>
+cudaError_t launch_strided(const void* problem, cudaStream_t stream) {
+  return softmax::launch_strided_tile<true, T, P, TX, C>(problem, stream);
+}
+
+template <class T, int P, int TX>
+cudaError_t launch_strided_uncached(const void* problem, cudaStream_t stream) {
+  return softmax::launch_strided_two_pass<true, T, P, TX>(problem, stream);
+}
+
+// Pack 1: the uncached row kernel for the last dim, the strided two-pass
+// kernel otherwise.
+template <class T>
+cudaError_t launch_generic(const void* problem, cudaStream_t stream) {
+  const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
+  if (p.inner == 1) return launch_uncached<T, 1, 256>(problem, stream);
+  return launch_strided_uncached<T, 1, 32>(problem, stream);
+}
+
+}  // namespace softmax_backward
+}  // namespace device
+}  // namespace kgen

@@ -1,0 +1,169 @@
+// What the softmax kernels of both directions share: occupancy constants,
+// the running (max, sum) of the two-pass kernels, reductions across the
+// threads that own one column of a strided tile, and launch helpers.
+#pragma once
+
+#include <mutex>
+
+#include "kgen/device/common.cuh"
+#include "kgen/device/reduce.cuh"
+#include "variant.hpp"
+
+namespace kgen {
+namespace device {
+namespace softmax {
+
+// Packs each thread loads before it uses any: enough independent 16-byte
+// loads in flight to cover DRAM latency when an SM holds only one or two
+// rows (one load per thread at a time gave 24-42% of copy for 32K-column rows
+// on an H100; bench/NOTES.md v2).
+template <class T, int P, int BYTES>
+constexpr int kBatchPacks = BYTES / static_cast<int>(sizeof(T) * P) < 1 ? 1 : BYTES / static_cast<int>(sizeof(T) * P);
+
+// Full residency (2048 threads per SM) when shared memory allows: at 45-56
+// registers a thread, blocks of 1024 fitted once per SM and smem/uncached
+// rows ran at 40-52% of copy instead of 86-94% (H100, bench/NOTES.md v2).
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890)
+constexpr int kThreadsPerSm = 1536;  // sm_86, sm_87, sm_89
+#else
+constexpr int kThreadsPerSm = 2048;  // sm_80, sm_90
+#endif
+template <int BLOCK>
+constexpr int kMinBlocks = kThreadsPerSm / BLOCK < 1 ? 1 : kThreadsPerSm / BLOCK;
+
+// A compute-type value into a row cache of type S (exact when S is the
+// dtype the value was loaded from).
+template <class S, class C>
+__device__ __forceinline__ S to_cached(C v) {
+  if constexpr (sizeof(S) == sizeof(C)) return v;
+  else return from_compute<S>(v);
+}
+
+// A max that returns NaN when either side is NaN (MaxOp keeps whichever side
+// the comparison favours, so a NaN can be lost).  The masked softmax needs
+// it: a row whose only kept key is NaN must not look fully masked.
+struct NanMaxOp {
+  template <class C> __device__ __forceinline__ C operator()(C a, C b) const { return (a > b || a != a) ? a : b; }
+};
+
+// Running (max, sum of exp(x - max)) of a stream of values.  -inf entries
+// contribute 0 without turning the sum into NaN (exp(-inf - -inf)); NaN
+// propagates through the max and the sum; a row of only -inf ends with
+// sum 0 and max -inf, and so gives NaN like PyTorch (or 0 when safe).
+template <class C>
+struct Online {
+  C m, s;
+  __device__ __forceinline__ static C safe(C m) { return m == neg_inf<C>() ? C(0) : m; }
+  __device__ __forceinline__ static Online identity() { return Online{neg_inf<C>(), C(0)}; }
+  __device__ __forceinline__ void add(C v) {
+    if (v > m || v != v) {
+      s = s * kexp(m - v) + C(1);
+      m = v;
+    } else {
+      s += kexp(v - safe(m));
+    }
+  }
+  __device__ __forceinline__ static Online merge(Online a, Online b) {
+    const C m = NanMaxOp()(a.m, b.m);
+    return Online{m, a.s * kexp(a.m - safe(m)) + b.s * kexp(b.m - safe(m))};
+  }
+};
+
+struct OnlineOp {
+  template <class C> __device__ __forceinline__ Online<C> operator()(Online<C> a, Online<C> b) const {
+    return Online<C>::merge(a, b);
+  }
+};
+
+// Shuffles of the values the reductions combine.
+template <class C>
+__device__ __forceinline__ C shfl_xor(C v, int lane_mask) {
+  return __shfl_xor_sync(0xffffffffu, v, lane_mask);
+}
+template <class C>
+__device__ __forceinline__ Online<C> shfl_xor(Online<C> v, int lane_mask) {
+  return Online<C>{__shfl_xor_sync(0xffffffffu, v.m, lane_mask), __shfl_xor_sync(0xffffffffu, v.s, lane_mask)};
+}
+
+template <int BLOCK, class C>
+__device__ __forceinline__ Online<C> block_all_reduce_online(Online<C> v) {
+  constexpr int kWarps = BLOCK / 32;
+  __shared__ Online<C> partial[kWarps];
+  __shared__ Online<C> result;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+#pragma unroll
+  for (int d = 16; d > 0; d /= 2) v = Online<C>::merge(v, shfl_xor(v, d));
+  if (lane == 0) partial[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    Online<C> w = lane < kWarps ? partial[lane] : Online<C>::identity();
+#pragma unroll
+    for (int d = 16; d > 0; d /= 2) w = Online<C>::merge(w, shfl_xor(w, d));
+    if (lane == 0) result = w;
+  }
+  __syncthreads();
+  const Online<C> r = result;
+  __syncthreads();
+  return r;
+}
+
+// All-reduce of v[0..P) across the threads of a strided tile that own the
+// same column: the lanes of a warp with equal lane % TX, then the block's
+// `warps` warps through `scratch` (warps * TX * P values, dynamic shared
+// memory).  Fixed order, so results are bitwise reproducible.  Every thread
+// of the block must call it.
+template <int TX, int P, class V, class Op>
+__device__ __forceinline__ void column_all_reduce(V (&v)[P], Op op, V* scratch, int warps) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, tx = lane % TX;
+#pragma unroll
+  for (int j = 0; j < P; ++j)
+#pragma unroll
+    for (int m = TX; m < 32; m *= 2) v[j] = op(v[j], shfl_xor(v[j], m));
+  if (warps == 1) return;
+  if (lane < TX)
+#pragma unroll
+    for (int j = 0; j < P; ++j) scratch[(warp * TX + lane) * P + j] = v[j];
+  __syncthreads();
+#pragma unroll
+  for (int j = 0; j < P; ++j) {
+    V acc = scratch[tx * P + j];
+    for (int w = 1; w < warps; ++w) acc = op(acc, scratch[(w * TX + tx) * P + j]);
+    v[j] = acc;
+  }
+  __syncthreads();  // the next call may overwrite the scratch
+}
+
+// ------------------------------------------------------------ host helpers
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Grid of at most `waves` full waves of resident blocks; kernels stride over
+// the rest.
+inline unsigned grid_for(int64_t blocks_needed, const DeviceInfo& d, int block, int waves) {
+  const int64_t resident = int64_t{d.sm_count} * (d.max_threads_per_sm / block);
+  const int64_t g = blocks_needed < resident * waves ? blocks_needed : resident * waves;
+  return static_cast<unsigned>(g < 1 ? 1 : g);
+}
+
+// Raises a kernel's dynamic shared memory limit to all this device allows,
+// once per kernel and device (the kernel is a template argument so that each
+// instantiation has its own flags).
+template <auto Kernel>
+cudaError_t allow_max_smem(const DeviceInfo& d) {
+  constexpr int kMaxDevices = 64;
+  static std::once_flag once[kMaxDevices];
+  static cudaError_t result[kMaxDevices];
+  if (d.ordinal < 0 || d.ordinal >= kMaxDevices) return cudaErrorInvalidDevice;
+  std::call_once(once[d.ordinal], [&] {
+    cudaFuncAttributes attr;
+    cudaError_t err = cudaFuncGetAttributes(&attr, Kernel);
+    if (err == cudaSuccess)
+      err = cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 static_cast<int>(d.smem_per_block_optin - attr.sharedSizeBytes));
+    result[d.ordinal] = err;
+  });
+  return result[d.ordinal];
+}
+
+}  // namespace softmax
+}  // namespace device
+}  // namespace kgen

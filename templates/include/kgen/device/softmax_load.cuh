@@ -1,0 +1,96 @@
+// How the row kernels read x: a load functor gives the compute-type values of
+// pack_size adjacent columns of a row.  DirectLoad reads x; MaskLoad fuses
+// the attention scale and mask (softmax(scale * x + mask), causal) so that
+// the masked softmax costs one pass over x and the mask.
+#pragma once
+
+#include "kgen/device/common.cuh"
+#include "kgen/device/reduce.cuh"
+#include "kgen/device/softmax_common.cuh"
+#include "softmax/problem.hpp"
+
+namespace kgen {
+namespace device {
+namespace softmax {
+
+template <class T>
+struct DirectLoad {
+  using Cached = T;    // the smem tier caches x as it is
+  using Max = MaxOp;   // NaN reaches y through the sum
+  const T* x;
+  int64_t cols;
+
+  struct Row {
+    const T* x;
+  };
+  __device__ __forceinline__ Row row(int64_t r) const { return Row{x + r * cols}; }
+  template <int P>
+  __device__ __forceinline__ void load(const Row& r, int64_t col, compute_t<T>* dst) const {
+    load_pack<T, P>(r.x + col, dst);
+  }
+  // rows whose every value is -inf give NaN, as in PyTorch
+  __device__ __forceinline__ bool safe() const { return false; }
+};
+
+// scale * x, then the mask: an additive mask is added, a zero byte of a bool
+// mask or a key past the query (causal) gives -inf.  The mask row of x's row
+// r = (b * heads + h) * queries + q sits at the Mask's strides; its pointer
+// is aligned to the pack (checked by supports), so mask packs are one load.
+template <class T>
+struct MaskLoad {
+  using C = compute_t<T>;
+  using Cached = C;     // scaled values are kept unrounded
+  using Max = NanMaxOp;  // a NaN key keeps its row from looking fully masked
+  const T* x;
+  int64_t cols;
+  const void* mask;
+  C scale;
+  int kind;  // kgen_mask_kind_t
+  int64_t heads, queries;
+  int64_t batch_stride, head_stride, query_stride;
+  bool causal, safe_rows;
+
+  static MaskLoad make(const kgen::softmax::Problem& p) {
+    const kgen::softmax::Mask& m = *p.mask;
+    return MaskLoad{static_cast<const T*>(p.x), p.cols, m.data, static_cast<C>(m.scale), m.kind,
+                    m.heads, m.queries, m.batch_stride, m.head_stride, m.query_stride, m.causal, m.safe};
+  }
+
+  struct Row {
+    const T* x;
+    int64_t mask_offset;  // elements
+    int64_t query;
+  };
+  __device__ __forceinline__ Row row(int64_t r) const {
+    const int64_t q = r % queries, bh = r / queries;
+    const int64_t h = bh % heads, b = bh / heads;
+    return Row{x + r * cols, b * batch_stride + h * head_stride + q * query_stride, q};
+  }
+  template <int P>
+  __device__ __forceinline__ void load(const Row& r, int64_t col, C* dst) const {
+    load_pack<T, P>(r.x + col, dst);
+#pragma unroll
+    for (int j = 0; j < P; ++j) dst[j] *= scale;
+    if (kind == KGEN_MASK_ADDITIVE) {
+      C add[P];
+      load_pack<T, P>(static_cast<const T*>(mask) + r.mask_offset + col, add);
+#pragma unroll
+      for (int j = 0; j < P; ++j) dst[j] += add[j];
+    } else if (kind == KGEN_MASK_BOOL) {
+      const Pack<unsigned char, P> keep =
+          *reinterpret_cast<const Pack<unsigned char, P>*>(static_cast<const unsigned char*>(mask) + r.mask_offset + col);
+#pragma unroll
+      for (int j = 0; j < P; ++j)
+        if (!keep.v[j]) dst[j] = neg_inf<C>();
+    }
+    if (causal)
+#pragma unroll
+      for (int j = 0; j < P; ++j)
+        if (col + j > r.query) dst[j] = neg_inf<C>();
+  }
+  __device__ __forceinline__ bool safe() const { return safe_rows; }
+};
+
+}  // namespace softmax
+}  // namespace device
+}  // namespace kgen

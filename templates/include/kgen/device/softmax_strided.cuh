@@ -1,0 +1,288 @@
+// Softmax over a dim that is not the last (inner > 1), both directions,
+// without a transpose: x is (outer, axis, inner) and a "column" is one
+// (outer, inner) position, its values `inner` apart.  A thread owns a pack of
+// P adjacent columns (so each access is one vector load, coalesced across the
+// TX lanes that own adjacent packs); the other 32 / TX lanes of a warp and
+// the block's warps split the axis.  Columns are numbered over outer x inner
+// so that a small inner still fills the lanes.
+#pragma once
+
+#include "kgen/device/common.cuh"
+#include "kgen/device/reduce.cuh"
+#include "kgen/device/softmax_common.cuh"
+#include "softmax/problem.hpp"
+
+namespace kgen {
+namespace device {
+namespace softmax {
+
+// Packs of P columns (P divides inner) numbered f = o * (inner / P) + i / P.
+struct Columns {
+  int64_t packs_per_outer, packs, axis, inner;
+  static Columns of(const kgen::softmax::Problem& p, int P) {
+    return Columns{p.inner / P, p.rows * (p.inner / P), p.cols, p.inner};
+  }
+  __device__ __forceinline__ int64_t base(int64_t f, int P) const {
+    const int64_t o = f / packs_per_outer;
+    return o * axis * inner + (f - o * packs_per_outer) * P;
+  }
+};
+
+// The thread's place in a strided tile: its pack lane tx and its first axis
+// position ty, TY axis positions apart.
+struct TilePlace {
+  int tx, ty, TY;
+  template <int TX>
+  __device__ __forceinline__ static TilePlace make(int warps) {
+    const int lane = threadIdx.x % 32;
+    return TilePlace{lane % TX, static_cast<int>(threadIdx.x / 32) * (32 / TX) + lane / TX, warps * (32 / TX)};
+  }
+};
+
+constexpr int kStridedBlock = 32 * kgen::softmax::kStridedMaxWarps;
+constexpr int kStridedUncachedWarps = 8;
+
+// ------------------------------------------------ register tile, forward
+// The column's axis values in registers (C a thread), so x is read once.
+template <class T, int P, int TX, int C, bool LOG>
+__global__ void __launch_bounds__(kStridedBlock)
+    strided_kernel(const T* x, T* y, Columns cs, int warps) {
+  using Cm = compute_t<T>;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  Cm* scratch = reinterpret_cast<Cm*>(smem_raw);
+  const TilePlace t = TilePlace::make<TX>(warps);
+  const int64_t tiles = (cs.packs + TX - 1) / TX;
+  const int64_t step = t.TY * cs.inner;
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const int64_t f = tile * TX + t.tx;
+    const bool col_ok = f < cs.packs;
+    const int64_t base = col_ok ? cs.base(f, P) : 0;
+    Cm buf[C][P], mx[P], sum[P];
+#pragma unroll
+    for (int j = 0; j < P; ++j) mx[j] = neg_inf<Cm>(), sum[j] = Cm(0);
+    // one pointer stepped TY rows at a time: fewer live registers than an
+    // offset per axis position
+    const T* xp = x + base + t.ty * cs.inner;
+#pragma unroll
+    for (int k = 0; k < C; ++k, xp += step) {
+      if (col_ok && t.ty + k * t.TY < cs.axis) {
+        load_pack<T, P>(xp, buf[k]);
+#pragma unroll
+        for (int j = 0; j < P; ++j) mx[j] = MaxOp()(mx[j], buf[k][j]);
+      } else {
+#pragma unroll
+        for (int j = 0; j < P; ++j) buf[k][j] = neg_inf<Cm>();
+      }
+    }
+    column_all_reduce<TX, P>(mx, MaxOp(), scratch, warps);
+#pragma unroll
+    for (int k = 0; k < C; ++k)
+#pragma unroll
+      for (int j = 0; j < P; ++j) {
+        buf[k][j] -= mx[j];
+        if (LOG) {
+          sum[j] += kexp(buf[k][j]);
+        } else {
+          buf[k][j] = kexp(buf[k][j]);
+          sum[j] += buf[k][j];
+        }
+      }
+    column_all_reduce<TX, P>(sum, SumOp(), scratch, warps);
+#pragma unroll
+    for (int j = 0; j < P; ++j) sum[j] = LOG ? klog(sum[j]) : Cm(1) / sum[j];
+    T* yp = y + base + t.ty * cs.inner;
+#pragma unroll
+    for (int k = 0; k < C; ++k, yp += step) {
+      if (!col_ok || t.ty + k * t.TY >= cs.axis) continue;
+      Cm out[P];
+#pragma unroll
+      for (int j = 0; j < P; ++j) out[j] = LOG ? buf[k][j] - sum[j] : buf[k][j] * sum[j];
+      store_pack<T, P>(yp, out);
+    }
+  }
+}
+
+// ------------------------------------------------ two passes, forward
+// Online max and sum over the axis, then normalise; any axis length.  U axis
+// positions a thread loaded before use, for loads in flight.
+template <class T, int P, int TX, bool LOG>
+__global__ void __launch_bounds__(32 * kStridedUncachedWarps)
+    strided_uncached_kernel(const T* x, T* y, Columns cs) {
+  using Cm = compute_t<T>;
+  constexpr int U = 4;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  Online<Cm>* scratch = reinterpret_cast<Online<Cm>*>(smem_raw);
+  const TilePlace t = TilePlace::make<TX>(kStridedUncachedWarps);
+  const int64_t tiles = (cs.packs + TX - 1) / TX;
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const int64_t f = tile * TX + t.tx;
+    const bool col_ok = f < cs.packs;
+    const int64_t base = col_ok ? cs.base(f, P) : 0;
+    Online<Cm> st[P];
+#pragma unroll
+    for (int j = 0; j < P; ++j) st[j] = Online<Cm>::identity();
+    for (int64_t a0 = t.ty; col_ok && a0 < cs.axis; a0 += int64_t{t.TY} * U) {
+      Cm v[U][P];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (a0 + u * t.TY < cs.axis) load_pack<T, P>(x + base + (a0 + u * t.TY) * cs.inner, v[u]);
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (a0 + u * t.TY < cs.axis)
+#pragma unroll
+          for (int j = 0; j < P; ++j) st[j].add(v[u][j]);
+    }
+    column_all_reduce<TX, P>(st, OnlineOp(), scratch, kStridedUncachedWarps);
+    Cm s[P];
+#pragma unroll
+    for (int j = 0; j < P; ++j) s[j] = LOG ? klog(st[j].s) : Cm(1) / st[j].s;
+    for (int64_t a = t.ty; col_ok && a < cs.axis; a += t.TY) {
+      Cm v[P];
+      load_pack<T, P>(x + base + a * cs.inner, v);
+#pragma unroll
+      for (int j = 0; j < P; ++j) v[j] = LOG ? v[j] - st[j].m - s[j] : kexp(v[j] - st[j].m) * s[j];
+      store_pack<T, P>(y + base + a * cs.inner, v);
+    }
+  }
+}
+
+// ------------------------------------------------ register tile, backward
+// softmax: dx = (dy - sum(y * dy)) * y; log_softmax: dx = dy - exp(y) * sum(dy).
+template <class T, int P, int TX, int C, bool LOG>
+__global__ void __launch_bounds__(kStridedBlock)
+    strided_backward_kernel(const T* y, const T* dy, T* dx, Columns cs, int warps) {
+  using Cm = compute_t<T>;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  Cm* scratch = reinterpret_cast<Cm*>(smem_raw);
+  const TilePlace t = TilePlace::make<TX>(warps);
+  const int64_t tiles = (cs.packs + TX - 1) / TX;
+  const int64_t step = t.TY * cs.inner;
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const int64_t f = tile * TX + t.tx;
+    const bool col_ok = f < cs.packs;
+    const int64_t base = col_ok ? cs.base(f, P) : 0;
+    Cm yv[C][P], gv[C][P], sum[P];
+#pragma unroll
+    for (int j = 0; j < P; ++j) sum[j] = Cm(0);
+    const int64_t first = base + t.ty * cs.inner;
+#pragma unroll
+    for (int k = 0; k < C; ++k) {
+      if (col_ok && t.ty + k * t.TY < cs.axis) {
+        load_pack<T, P>(y + first + k * step, yv[k]);
+        load_pack<T, P>(dy + first + k * step, gv[k]);
+#pragma unroll
+        for (int j = 0; j < P; ++j) sum[j] += LOG ? gv[k][j] : yv[k][j] * gv[k][j];
+      }
+    }
+    column_all_reduce<TX, P>(sum, SumOp(), scratch, warps);
+#pragma unroll
+    for (int k = 0; k < C; ++k) {
+      if (!col_ok || t.ty + k * t.TY >= cs.axis) continue;
+      Cm out[P];
+#pragma unroll
+      for (int j = 0; j < P; ++j)
+        out[j] = LOG ? gv[k][j] - kexp(yv[k][j]) * sum[j] : (gv[k][j] - sum[j]) * yv[k][j];
+      store_pack<T, P>(dx + first + k * step, out);
+    }
+  }
+}
+
+// ------------------------------------------------ two passes, backward
+template <class T, int P, int TX, bool LOG>
+__global__ void __launch_bounds__(32 * kStridedUncachedWarps)
+    strided_uncached_backward_kernel(const T* y, const T* dy, T* dx, Columns cs) {
+  using Cm = compute_t<T>;
+  constexpr int U = 4;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  Cm* scratch = reinterpret_cast<Cm*>(smem_raw);
+  const TilePlace t = TilePlace::make<TX>(kStridedUncachedWarps);
+  const int64_t tiles = (cs.packs + TX - 1) / TX;
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const int64_t f = tile * TX + t.tx;
+    const bool col_ok = f < cs.packs;
+    const int64_t base = col_ok ? cs.base(f, P) : 0;
+    Cm sum[P];
+#pragma unroll
+    for (int j = 0; j < P; ++j) sum[j] = Cm(0);
+    for (int64_t a0 = t.ty; col_ok && a0 < cs.axis; a0 += int64_t{t.TY} * U) {
+      Cm yv[U][P], gv[U][P];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (a0 + u * t.TY < cs.axis) {
+          const int64_t off = base + (a0 + u * t.TY) * cs.inner;
+          if (!LOG) load_pack<T, P>(y + off, yv[u]);
+          load_pack<T, P>(dy + off, gv[u]);
+        }
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (a0 + u * t.TY < cs.axis)
+#pragma unroll
+          for (int j = 0; j < P; ++j) sum[j] += LOG ? gv[u][j] : yv[u][j] * gv[u][j];
+    }
+    column_all_reduce<TX, P>(sum, SumOp(), scratch, kStridedUncachedWarps);
+    for (int64_t a = t.ty; col_ok && a < cs.axis; a += t.TY) {
+      Cm yv[P], gv[P];
+      load_pack<T, P>(y + base + a * cs.inner, yv);
+      load_pack<T, P>(dy + base + a * cs.inner, gv);
+#pragma unroll
+      for (int j = 0; j < P; ++j) yv[j] = LOG ? gv[j] - kexp(yv[j]) * sum[j] : (gv[j] - sum[j]) * yv[j];
+      store_pack<T, P>(dx + base + a * cs.inner, yv);
+    }
+  }
+}
+
+// ------------------------------------------------ launchers (both directions)
+// One block a tile of TX packs; at most 8 waves of blocks, striding over the
+// rest.  BWD picks the backward kernel; the problem's log flag the mode.
+template <bool BWD, class T, int P, int TX, int C>
+cudaError_t launch_strided_tile(const void* problem, cudaStream_t stream) {
+  const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
+  const int warps = kgen::softmax::strided_warps(p, TX, C);
+  const Columns cs = Columns::of(p, P);
+  const unsigned grid = grid_for(ceil_div(cs.packs, TX), *p.device, warps * 32, 8);
+  const size_t scratch = static_cast<size_t>(warps) * TX * P * sizeof(compute_t<T>);
+  const T* x = static_cast<const T*>(p.x);
+  T* out = static_cast<T*>(p.y);
+  if constexpr (BWD) {
+    const T* dy = static_cast<const T*>(p.dy);
+    if (p.log)
+      strided_backward_kernel<T, P, TX, C, true><<<grid, warps * 32, scratch, stream>>>(x, dy, out, cs, warps);
+    else
+      strided_backward_kernel<T, P, TX, C, false><<<grid, warps * 32, scratch, stream>>>(x, dy, out, cs, warps);
+  } else {
+    if (p.log)
+      strided_kernel<T, P, TX, C, true><<<grid, warps * 32, scratch, stream>>>(x, out, cs, warps);
+    else
+      strided_kernel<T, P, TX, C, false><<<grid, warps * 32, scratch, stream>>>(x, out, cs, warps);
+  }
+  return cudaGetLastError();
+}
+
+template <bool BWD, class T, int P, int TX>
+cudaError_t launch_strided_two_pass(const void* problem, cudaStream_t stream) {
+  const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
+  constexpr int kBlock = 32 * kStridedUncachedWarps;
+  const Columns cs = Columns::of(p, P);
+  const unsigned grid = grid_for(ceil_div(cs.packs, TX), *p.device, kBlock, 8);
+  const T* x = static_cast<const T*>(p.x);
+  T* out = static_cast<T*>(p.y);
+  if constexpr (BWD) {
+    const size_t scratch = size_t{kStridedUncachedWarps} * TX * P * sizeof(compute_t<T>);
+    const T* dy = static_cast<const T*>(p.dy);
+    if (p.log)
+      strided_uncached_backward_kernel<T, P, TX, true><<<grid, kBlock, scratch, stream>>>(x, dy, out, cs);
+    else
+      strided_uncached_backward_kernel<T, P, TX, false><<<grid, kBlock, scratch, stream>>>(x, dy, out, cs);
+  } else {
+    const size_t scratch = size_t{kStridedUncachedWarps} * TX * P * sizeof(Online<compute_t<T>>);
+    if (p.log)
+      strided_uncached_kernel<T, P, TX, true><<<grid, kBlock, scratch, stream>>>(x, out, cs);
+    else
+      strided_uncached_kernel<T, P, TX, false><<<grid, kBlock, scratch, stream>>>(x, out, cs);
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace softmax
+}  // namespace device
+}  // namespace kgen

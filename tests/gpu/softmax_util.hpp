@@ -1,0 +1,170 @@
+// Shared by the softmax GPU tests: the float64 reference over any dim, the
+// facts of a compiled variant that decide which problems it can run, and the
+// shapes that reach every tier.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpu_util.hpp"
+#include "kgen_params.gen.hpp"
+#include "registry.hpp"
+#include "softmax/problem.hpp"
+
+namespace test {
+
+// float64 softmax (log_softmax when log) of x along the axis of a row-major
+// (outer, axis, inner) tensor.  A slice holding a NaN, a +inf, or only -inf
+// gives NaN throughout, as PyTorch does (x - max is NaN at an infinite max).
+inline std::vector<double> softmax_reference(const std::vector<double>& x, int64_t outer,
+                                             int64_t axis, int64_t inner, bool log) {
+  std::vector<double> y(x.size());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const size_t base = static_cast<size_t>(o * axis * inner + i);
+      auto at = [&](int64_t a) { return base + static_cast<size_t>(a * inner); };
+      double m = -INFINITY;
+      bool nan = false;
+      for (int64_t a = 0; a < axis; ++a) {
+        const double v = x[at(a)];
+        nan |= std::isnan(v);
+        m = std::max(m, v);
+      }
+      double s = 0;
+      for (int64_t a = 0; a < axis; ++a) s += std::exp(x[at(a)] - m);
+      for (int64_t a = 0; a < axis; ++a) {
+        const double d = x[at(a)] - m;
+        y[at(a)] = nan ? NAN : log ? d - std::log(s) : std::exp(d) / s;
+      }
+    }
+  return y;
+}
+
+// The tiers of the softmax and softmax_backward families (one parameter space).
+enum class Tier { warp, smem, uncached, strided, strided_uncached, generic };
+
+struct VariantFacts {
+  const char* name;
+  Tier tier;
+  int pack_size, cols_per_thread, group_width, padding, col_lanes, axis_per_thread;
+
+  // row tiers run inner == 1 only; the strided ones and generic any inner
+  bool row() const { return tier == Tier::warp || tier == Tier::smem || tier == Tier::uncached; }
+  // the longest row of a warp-tier variant
+  int64_t warp_reach() const { return int64_t{cols_per_thread} * group_width; }
+  // the longest axis of a strided (register) variant: a block of up to
+  // kStridedMaxWarps warps, each 32 / col_lanes axis rows of axis_per_thread
+  // values
+  int64_t strided_reach() const {
+    return kgen::softmax::kStridedMaxWarps * kgen::softmax::strided_axis_per_warp(col_lanes, axis_per_thread);
+  }
+};
+
+template <class Params>
+VariantFacts facts_of(const kgen::VariantInfo* v) {
+  const Params& p = *static_cast<const Params*>(v->params);
+  using T = decltype(p.tier);
+  Tier tier = Tier::generic;
+  switch (p.tier) {
+    case T::warp: tier = Tier::warp; break;
+    case T::smem: tier = Tier::smem; break;
+    case T::uncached: tier = Tier::uncached; break;
+    case T::strided: tier = Tier::strided; break;
+    case T::strided_uncached: tier = Tier::strided_uncached; break;
+    case T::generic: tier = Tier::generic; break;
+  }
+  return {v->name,         tier,        p.pack_size,   p.cols_per_thread,
+          p.group_width,   p.padding,   p.col_lanes,   p.axis_per_thread};
+}
+
+// Every compiled variant of the family (softmax or softmax_backward) and dtype.
+inline std::vector<VariantFacts> family_variants(kgen::Family f, kgen_dtype_t d) {
+  std::vector<VariantFacts> out;
+  for (const kgen::VariantInfo* v : kgen::Registry::of(f, d))
+    out.push_back(f == kgen::Family::softmax_backward ? facts_of<kgen::gen::SoftmaxBackwardParams>(v)
+                                                      : facts_of<kgen::gen::SoftmaxParams>(v));
+  return out;
+}
+
+inline VariantFacts find_facts(kgen::Family f, const char* name) {
+  const kgen::VariantInfo* v = kgen::Registry::find(name);
+  REQUIRE(v != nullptr);
+  REQUIRE(v->family == f);
+  return f == kgen::Family::softmax_backward ? facts_of<kgen::gen::SoftmaxBackwardParams>(v)
+                                             : facts_of<kgen::gen::SoftmaxParams>(v);
+}
+
+// The exact reach of every compiled warp variant of the family, and one pack
+// short of it, so that variants without padding run too.
+inline std::vector<int64_t> warp_reaches(kgen::Family f, kgen_dtype_t d) {
+  std::vector<int64_t> out;
+  for (const VariantFacts& v : family_variants(f, d)) {
+    if (v.tier != Tier::warp) continue;
+    out.push_back(v.warp_reach());
+    if (v.warp_reach() > v.pack_size) out.push_back(v.warp_reach() - v.pack_size);
+  }
+  return out;
+}
+
+// A tensor seen as (outer, axis, inner) around one of its dims.
+struct DimCase {
+  std::string text;
+  int64_t outer, axis, inner;
+  size_t size() const { return static_cast<size_t>(outer * axis * inner); }
+};
+
+inline DimCase dim_case(const std::vector<int64_t>& shape, int dim) {
+  DimCase c{"(", 1, shape[dim], 1};
+  for (int k = 0; k < static_cast<int>(shape.size()); ++k) {
+    c.text += (k ? "," : "") + std::to_string(shape[k]);
+    if (k < dim) c.outer *= shape[k];
+    if (k > dim) c.inner *= shape[k];
+  }
+  c.text += ") dim " + std::to_string(dim);
+  return c;
+}
+
+inline DimCase oai_case(int64_t outer, int64_t axis, int64_t inner) {
+  return dim_case({outer, axis, inner}, 1);
+}
+
+// Dims 0, 1 and the last of tensors of rank 2 to 4: odd inner extents
+// (pack 1 only) and even ones, axis 1, outer 1, a long strided axis; rows at
+// the reach of every compiled warp variant of the family; and for every
+// compiled strided variant, its reach and one past it (over an inner extent
+// of a partial column tile), which the others run.
+inline std::vector<DimCase> dim_cases(kgen::Family f, kgen_dtype_t d) {
+  const std::vector<std::vector<int64_t>> shapes = {
+      {3, 5},       {1, 7},         {33, 64},       {2, 1000},     {300, 2},
+      {2, 1000, 3}, {64, 33, 17},   {8, 1, 16},     {5, 300, 2},   {2, 96, 256},
+      {4, 256, 8, 8}, {2, 3, 2049, 2}, {2, 5, 7, 9}, {1, 4, 33, 8},
+  };
+  std::vector<DimCase> out;
+  std::vector<std::string> seen;
+  auto add = [&](const DimCase& c) {
+    const std::string key = std::to_string(c.outer) + "," + std::to_string(c.axis) + "," + std::to_string(c.inner);
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) return;
+    seen.push_back(key);
+    out.push_back(c);
+  };
+  for (const auto& s : shapes) {
+    const int rank = static_cast<int>(s.size());
+    for (int dim : {0, 1, rank - 1}) add(dim_case(s, dim));
+  }
+  add(oai_case(1, 5000, 24));  // past every strided variant's registers
+  add(oai_case(3, 20000, 1));  // a long row through the dim entry point
+  // rows at every warp variant's reach (the last dim: inner 1)
+  for (int64_t reach : warp_reaches(f, d)) add(oai_case(3, reach, 1));
+  for (const VariantFacts& v : family_variants(f, d)) {
+    if (v.tier != Tier::strided) continue;
+    const int64_t inner = int64_t{v.pack_size} * (v.col_lanes + 1);
+    add(oai_case(1, v.strided_reach(), inner));
+    add(oai_case(1, v.strided_reach() + 1, inner));
+  }
+  return out;
+}
+
+}  // namespace test

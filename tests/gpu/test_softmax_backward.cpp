@@ -1,0 +1,312 @@
+// Softmax and log_softmax backward: every compiled variant of the
+// softmax_backward family against a float64 CPU reference, over the last dim
+// (kgen_softmax_backward, kgen_log_softmax_backward) and any dim
+// (kgen_softmax_backward_dim), with y a real forward output, dy random, and
+// dx poisoned before each run; in place (dx == dy, dx == y) too.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gpu_util.hpp"
+#include "softmax_util.hpp"
+
+using namespace test;
+
+namespace {
+
+const kgen_dtype_t kDtypes[] = {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16, KGEN_FLOAT64};
+
+// Unit roundoff of the arithmetic: half types compute in float32.
+double compute_eps(kgen_dtype_t d) { return d == KGEN_FLOAT64 ? 0x1p-53 : 0x1p-24; }
+
+// tolerance(d)'s relative part (the rounding of dx to the dtype), with an
+// absolute part that only covers dx's underflow: float16's subnormal
+// spacing, the flush-to-zero threshold of float32 and bfloat16.  The slack
+// below covers the arithmetic; the forward's atol would let whole gradients
+// of long rows pass, their elements being about 1/axis.
+Tolerance backward_tolerance(kgen_dtype_t d) {
+  const double atol = d == KGEN_FLOAT16 ? 0x1p-24 : d == KGEN_FLOAT64 ? 0x1p-1022 : 0x1p-126;
+  return {atol, tolerance(d).rtol};
+}
+
+// One backward problem: inputs as stored in the dtype and the float64
+// expected dx with its per-element slack.
+struct Case {
+  HostTensor y, dy;
+  std::vector<double> want, slack;
+};
+
+// y: softmax (log: log_softmax) of random x along the axis, computed in
+// float64 and rounded to the dtype, as a forward pass hands it over; dy
+// uniform in [-1, 1].  The reference reads the rounded y and dy.
+//
+// Tolerance.  The kernels compute (half types in float32) with unit roundoff
+// u, and the sums along the axis carry an error of at most
+// g * sum|terms| with g = u * (16 + 2 log2(axis)): partial sums over the
+// threads of a block and a tree across them; dy's random signs keep the
+// sequential parts far below that bound.  dx then subtracts that sum from
+// dy, where the relative error of a result near 0 grows without bound, so
+// the check adds an absolute slack per element, on top of
+// backward_tolerance(d) (the rounding of dx itself):
+//   softmax:     dx_i = (dy_i - s) y_i, s = sum y*dy
+//                slack_i = y_i * (g sum|y*dy| + 2u (|dy_i| + |s|))
+//   log_softmax: dx_i = dy_i - p_i S, p_i = exp(y_i), S = sum dy
+//                slack_i = p_i (g sum|dy| + e_i |S|) + 2u (|dy_i| + p_i |S|)
+//                with e_i = u (4 + 2 |y_i|), a fast exp's relative error.
+// A wrong element, stride, sum or formula is off by O(|dy|), far outside.
+Case make_case(kgen_dtype_t d, int64_t outer, int64_t axis, int64_t inner, bool log) {
+  const size_t n = static_cast<size_t>(outer * axis * inner);
+  const HostTensor x = random_tensor(d, n);
+  Case c{to_tensor(d, softmax_reference(values(x), outer, axis, inner, log)),
+         uniform_tensor(d, n, -1.0, 1.0), std::vector<double>(n), std::vector<double>(n)};
+  const std::vector<double> y = values(c.y), dy = values(c.dy);
+  const double u = compute_eps(d), g = u * (16 + 2 * std::log2(static_cast<double>(axis)));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const size_t base = static_cast<size_t>(o * axis * inner + i);
+      auto at = [&](int64_t a) { return base + static_cast<size_t>(a * inner); };
+      // compensated (Neumaier): the sum must be exact to float64's last
+      // bits, or the float64 kernels' own sums would be judged against its
+      // rounding
+      double s = 0, carry = 0, s_abs = 0;
+      for (int64_t a = 0; a < axis; ++a) {
+        const double t = log ? dy[at(a)] : y[at(a)] * dy[at(a)], next = s + t;
+        carry += std::fabs(s) >= std::fabs(t) ? (s - next) + t : (t - next) + s;
+        s = next;
+        s_abs += std::fabs(t);
+      }
+      s += carry;
+      for (int64_t a = 0; a < axis; ++a) {
+        const size_t k = at(a);
+        if (log) {
+          const double p = std::exp(y[k]);
+          c.want[k] = dy[k] - p * s;
+          c.slack[k] = p * (g * s_abs + u * (4 + 2 * std::fabs(y[k])) * std::fabs(s)) +
+                       2 * u * (std::fabs(dy[k]) + p * std::fabs(s));
+        } else {
+          c.want[k] = (dy[k] - s) * y[k];
+          c.slack[k] = y[k] * (g * s_abs + 2 * u * (std::fabs(dy[k]) + std::fabs(s)));
+        }
+      }
+    }
+  return c;
+}
+
+struct Buffers {
+  DeviceBuffer y, dy, dx;
+  explicit Buffers(const Case& c) : y(c.y.bytes.size()), dy(c.dy.bytes.size()), dx(c.dy.bytes.size()) {
+    upload(y, c.y);
+    upload(dy, c.dy);
+  }
+};
+
+std::string describe(const char* variant, bool log, kgen_dtype_t d, const DimCase& c) {
+  return std::string(variant ? variant : "auto") + (log ? " log_softmax" : " softmax") + " " +
+         dtype_short(d) + " " + c.text + " (outer " + std::to_string(c.outer) + ", axis " +
+         std::to_string(c.axis) + ", inner " + std::to_string(c.inner) + ")";
+}
+
+// Runs `variant` (nullptr: automatic selection) into a poisoned dx and
+// compares; false if the named variant does not support the problem.
+bool run_and_check(const char* variant, bool log, kgen_dtype_t d, const DimCase& c, const Buffers& b,
+                   const Case& want) {
+  poison(b.dx.ptr, b.dx.bytes, nullptr, kOutsideByte);
+  const kgen_status_t st = kgen_softmax_backward_variant(variant, log, d, c.outer, c.axis, c.inner,
+                                                         b.y.ptr, b.dy.ptr, b.dx.ptr, nullptr);
+  if (st == KGEN_ERROR_UNSUPPORTED && variant) return false;
+  INFO(describe(variant, log, d, c) << ": " << kgen_last_error());
+  REQUIRE(st == KGEN_OK);
+  CUDA_REQUIRE(cudaDeviceSynchronize());
+  check_matches(download(b.dx, d, c.size()), want.want, backward_tolerance(d), &want.slack);
+  return true;
+}
+
+// Last-dim rows: 1 row and many, cols off every pack, around each warp
+// variant's reach and the backward smem tier's limit (two rows, y and dy, in
+// shared memory), long rows.
+std::vector<DimCase> row_cases(kgen_dtype_t d) {
+  const int64_t smem_cols = (227 * 1024 - 1024) / (2 * elem_size(d));
+  std::vector<int64_t> cols = {1,    2,    3,    7,    8,    31,   32,    33,    64,
+                               127,  128,  129,  500,  513,  1000, 1024,  1025,  2048,
+                               3000, 4096, 8192, 12345, 32768, smem_cols - smem_cols % 8,
+                               smem_cols + 8, 131072};
+  for (int64_t reach : warp_reaches(kgen::Family::softmax_backward, d)) cols.push_back(reach);
+  std::sort(cols.begin(), cols.end());
+  cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+  std::vector<DimCase> out;
+  for (int64_t c : cols) {
+    out.push_back(oai_case(1, c, 1));
+    out.push_back(oai_case(std::min<int64_t>(513, std::max<int64_t>(3, (int64_t{1} << 15) / c) | 1), c, 1));
+  }
+  out.push_back(oai_case(2, (int64_t{1} << 20) + 8, 1));
+  out.push_back(oai_case(1, (int64_t{1} << 20) + 3, 1));  // odd and long: pack 1 only
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("every softmax_backward variant matches the float64 reference over the last dim and any dim",
+          "[softmax_backward][variants]") {
+  for (kgen_dtype_t d : kDtypes) {
+    const auto variants = family_variants(kgen::Family::softmax_backward, d);
+    REQUIRE(!variants.empty());
+    std::vector<DimCase> cases = row_cases(d);
+    for (const DimCase& c : dim_cases(kgen::Family::softmax_backward, d)) cases.push_back(c);
+    std::map<std::string, int> runs;
+    for (const DimCase& c : cases) {
+      for (int log = 0; log < 2; ++log) {
+        const Case want = make_case(d, c.outer, c.axis, c.inner, log);
+        const Buffers b(want);
+        for (const VariantFacts& v : variants)
+          if (run_and_check(v.name, log, d, c, b, want)) {
+            runs[v.name]++;
+            INFO(v.name << " ran " << c.text);
+            CHECK((!v.row() || c.inner == 1));  // row tiers run the last dim only
+          }
+        run_and_check(nullptr, log, d, c, b, want);
+      }
+    }
+    // every variant ran somewhere: none is dead weight or untested
+    for (const VariantFacts& v : variants) {
+      INFO(v.name);
+      CHECK(runs[v.name] > 0);
+    }
+  }
+}
+
+TEST_CASE("kgen_softmax_backward, kgen_log_softmax_backward and kgen_softmax_backward_dim",
+          "[softmax_backward][entry]") {
+  for (kgen_dtype_t d : kDtypes) {
+    for (const DimCase& c : {oai_case(1000, 128, 1), oai_case(33, 4096, 1), oai_case(3, 70000, 1),
+                             oai_case(8, 64, 1000), oai_case(2, 3000, 17)}) {
+      for (int log = 0; log < 2; ++log) {
+        const Case want = make_case(d, c.outer, c.axis, c.inner, log);
+        const Buffers b(want);
+        INFO(describe(nullptr, log, d, c));
+        if (c.inner == 1) {
+          poison(b.dx.ptr, b.dx.bytes, nullptr, kOutsideByte);
+          KGEN_REQUIRE((log ? kgen_log_softmax_backward : kgen_softmax_backward)(
+              d, c.outer, c.axis, b.y.ptr, b.dy.ptr, b.dx.ptr, nullptr));
+          CUDA_REQUIRE(cudaDeviceSynchronize());
+          check_matches(download(b.dx, d, c.size()), want.want, backward_tolerance(d), &want.slack);
+        }
+        poison(b.dx.ptr, b.dx.bytes, nullptr, kOutsideByte);
+        KGEN_REQUIRE(kgen_softmax_backward_dim(log, d, c.outer, c.axis, c.inner, b.y.ptr, b.dy.ptr,
+                                               b.dx.ptr, nullptr));
+        CUDA_REQUIRE(cudaDeviceSynchronize());
+        check_matches(download(b.dx, d, c.size()), want.want, backward_tolerance(d), &want.slack);
+        // the selected variant can run the problem
+        const char* name = nullptr;
+        KGEN_REQUIRE(kgen_softmax_backward_selected(log, d, c.outer, c.axis, c.inner, b.y.ptr, b.dy.ptr,
+                                                    b.dx.ptr, &name));
+        REQUIRE(name != nullptr);
+        INFO(name);
+        CHECK((c.inner == 1 || !find_facts(kgen::Family::softmax_backward, name).row()));
+      }
+    }
+  }
+}
+
+TEST_CASE("softmax_backward in place (dx == dy and dx == y) for every variant",
+          "[softmax_backward][inplace]") {
+  for (kgen_dtype_t d : kDtypes) {
+    for (const DimCase& c : {oai_case(37, 32, 1), oai_case(5, 1000, 1), oai_case(3, 8192, 1),
+                             oai_case(2, 100000, 1), oai_case(3, 257, 24), oai_case(4, 3000, 8),
+                             oai_case(5, 33, 17)}) {
+      for (int log = 0; log < 2; ++log) {
+        const Case want = make_case(d, c.outer, c.axis, c.inner, log);
+        DeviceBuffer y(want.y.bytes.size()), dy(want.dy.bytes.size());
+        for (const VariantFacts& v : family_variants(kgen::Family::softmax_backward, d)) {
+          for (int into_dy = 0; into_dy < 2; ++into_dy) {
+            upload(y, want.y);
+            upload(dy, want.dy);
+            const DeviceBuffer& dx = into_dy ? dy : y;
+            const kgen_status_t st = kgen_softmax_backward_variant(v.name, log, d, c.outer, c.axis, c.inner,
+                                                                   y.ptr, dy.ptr, dx.ptr, nullptr);
+            if (st == KGEN_ERROR_UNSUPPORTED) continue;
+            INFO(describe(v.name, log, d, c) << (into_dy ? " dx == dy" : " dx == y") << ": "
+                                             << kgen_last_error());
+            REQUIRE(st == KGEN_OK);
+            check_matches(download(dx, d, c.size()), want.want, backward_tolerance(d), &want.slack);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("misaligned pointers in the backward are handled by automatic selection",
+          "[softmax_backward][alignment]") {
+  for (kgen_dtype_t d : kDtypes) {
+    const int e = elem_size(d);
+    for (const DimCase& c : {oai_case(33, 64, 1), oai_case(5, 4096, 1), oai_case(3, 100, 64)}) {
+      const Case want = make_case(d, c.outer, c.axis, c.inner, false);
+      const size_t bytes = want.y.bytes.size();
+      DeviceBuffer y(bytes + 64), dy(bytes + 64), dx(bytes + 64);
+      for (size_t off : {size_t(0), size_t(e), size_t(3 * e)}) {
+        const size_t dy_off = off == 0 ? 2 * e : 0;
+        upload(y, want.y, off);
+        upload(dy, want.dy, dy_off);
+        poison(dx.ptr, dx.bytes, nullptr, kOutsideByte);
+        INFO(describe(nullptr, false, d, c) << " byte offsets y " << off << ", dy " << dy_off << ", dx " << e);
+        KGEN_REQUIRE(kgen_softmax_backward_dim(0, d, c.outer, c.axis, c.inner, y.at(off), dy.at(dy_off),
+                                               dx.at(e), nullptr));
+        CUDA_REQUIRE(cudaDeviceSynchronize());
+        check_matches(download(dx, d, c.size(), e), want.want, backward_tolerance(d), &want.slack);
+      }
+    }
+  }
+}
+
+TEST_CASE("empty backward problems launch nothing and touch nothing", "[softmax_backward][empty]") {
+  DeviceBuffer buf(64);
+  poison(buf.ptr, 64, nullptr, kOutsideByte);
+  KGEN_REQUIRE(kgen_softmax_backward(KGEN_FLOAT32, 0, 16, buf.ptr, buf.ptr, buf.ptr, nullptr));
+  KGEN_REQUIRE(kgen_log_softmax_backward(KGEN_FLOAT16, 16, 0, buf.ptr, buf.ptr, buf.ptr, nullptr));
+  KGEN_REQUIRE(kgen_softmax_backward_dim(1, KGEN_FLOAT64, 4, 16, 0, buf.ptr, buf.ptr, buf.ptr, nullptr));
+  CHECK(count_bytes(buf, kOutsideByte) == 64);
+}
+
+TEST_CASE("bad backward arguments are errors naming them, nothing written",
+          "[softmax_backward][errors]") {
+  const int64_t rows = 4, cols = 256, n = rows * cols;
+  DeviceBuffer y(n * 4), dy(n * 4 + 64), dx(n * 4);
+  const Case want = make_case(KGEN_FLOAT32, rows, cols, 1, false);
+  upload(y, want.y);
+  upload(dy, want.dy);
+  poison(dx.ptr, dx.bytes, nullptr, kOutsideByte);
+  std::vector<float> host(n, 1.0f);
+  CHECK(kgen_softmax_backward(KGEN_FLOAT32, rows, cols, host.data(), dy.ptr, dx.ptr, nullptr) ==
+        KGEN_ERROR_INVALID_ARGUMENT);
+  CHECK(last_error_names("y"));
+  CHECK(kgen_softmax_backward(KGEN_FLOAT32, rows, cols, y.ptr, host.data(), dx.ptr, nullptr) ==
+        KGEN_ERROR_INVALID_ARGUMENT);
+  CHECK(last_error_names("dy"));
+  CHECK(kgen_log_softmax_backward(KGEN_FLOAT32, rows, cols, y.ptr, dy.ptr, host.data(), nullptr) ==
+        KGEN_ERROR_INVALID_ARGUMENT);
+  CHECK(last_error_names("dx"));
+  CHECK(std::all_of(host.begin(), host.end(), [](float v) { return v == 1.0f; }));
+  // dx overlapping dy without being dy
+  CHECK(kgen_softmax_backward_dim(0, KGEN_FLOAT32, rows, cols, 1, y.ptr, dy.ptr, dy.at(4 * 16), nullptr) ==
+        KGEN_ERROR_INVALID_ARGUMENT);
+  CHECK(last_error_names("dx"));
+  CHECK(count_bytes(dx, kOutsideByte) == dx.bytes);
+}
+
+TEST_CASE("softmax_backward can be captured into a CUDA graph and replayed",
+          "[softmax_backward][graph]") {
+  for (const DimCase& c : {oai_case(1000, 128, 1), oai_case(4, 300000, 1), oai_case(16, 512, 64)}) {
+    const Case want = make_case(KGEN_FLOAT32, c.outer, c.axis, c.inner, true);
+    const Buffers b(want);
+    capture_and_replay(
+        [&](cudaStream_t st) {
+          return kgen_softmax_backward_dim(1, KGEN_FLOAT32, c.outer, c.axis, c.inner, b.y.ptr, b.dy.ptr,
+                                           b.dx.ptr, st);
+        },
+        b.dx.ptr, b.dx.bytes, [&] {
+          check_matches(download(b.dx, KGEN_FLOAT32, c.size()), want.want, backward_tolerance(KGEN_FLOAT32), &want.slack);
+        });
+  }
+}
