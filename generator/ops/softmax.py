@@ -97,11 +97,12 @@ def strided_valid(d, p, arch):
 def strided_default(d, p):
     """The widest pack with a full register tile, 64- and 512-byte column
     segments per axis row (16-byte packs x 4 or x 32 lanes); and pack 1 for
-    an odd inner (32 lanes: 128 bytes a row)."""
+    an odd inner (8 lanes: 32 bytes a row, the reach of 2048 that
+    (256, 2048, 7x7) needs)."""
     pk, c, lanes = p["pack_size"], p["axis_per_thread"], p["col_lanes"]
     if pk == max_pack(d):
         return c == max_cols_per_thread(d) // pk and lanes in (4, 32)
-    return pk == 1 and c == max_cols_per_thread(d) and lanes == 32
+    return pk == 1 and c == max_cols_per_thread(d) and lanes == 8
 
 
 def strided_uncached_default(d, p):

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "gpu_util.hpp"
@@ -50,17 +51,16 @@ struct VariantFacts {
   const char* name;
   Tier tier;
   int pack_size, cols_per_thread, group_width, padding, col_lanes, axis_per_thread;
+  bool backward;  // of the softmax_backward family
 
   // row tiers run inner == 1 only; the strided ones and generic any inner
   bool row() const { return tier == Tier::warp || tier == Tier::smem || tier == Tier::uncached; }
   // the longest row of a warp-tier variant
   int64_t warp_reach() const { return int64_t{cols_per_thread} * group_width; }
   // the longest axis of a strided (register) variant: a block of up to
-  // kStridedMaxWarps warps, each 32 / col_lanes axis rows of axis_per_thread
-  // values
-  int64_t strided_reach() const {
-    return kgen::softmax::kStridedMaxWarps * kgen::softmax::strided_axis_per_warp(col_lanes, axis_per_thread);
-  }
+  // strided_max_warps warps (fewer backward), each 32 / col_lanes axis rows
+  // of axis_per_thread values
+  int64_t strided_reach() const { return kgen::softmax::strided_reach(col_lanes, axis_per_thread, backward); }
 };
 
 template <class Params>
@@ -76,8 +76,9 @@ VariantFacts facts_of(const kgen::VariantInfo* v) {
     case T::strided_uncached: tier = Tier::strided_uncached; break;
     case T::generic: tier = Tier::generic; break;
   }
-  return {v->name,         tier,        p.pack_size,   p.cols_per_thread,
-          p.group_width,   p.padding,   p.col_lanes,   p.axis_per_thread};
+  return {v->name,       tier,      p.pack_size,   p.cols_per_thread,
+          p.group_width, p.padding, p.col_lanes,   p.axis_per_thread,
+          std::is_same<Params, kgen::gen::SoftmaxBackwardParams>::value};
 }
 
 // Every compiled variant of the family (softmax or softmax_backward) and dtype.

@@ -221,8 +221,7 @@ TEST_CASE("strided supports(): inner packs, alignment, the tile's axis reach, no
         } else {
           expected = inner % p.pack_size == 0;
           if (p.tier == SoftmaxTier::strided)
-            expected = expected && axis <= kgen::softmax::kStridedMaxWarps *
-                                               kgen::softmax::strided_axis_per_warp(p.col_lanes, p.axis_per_thread);
+            expected = expected && axis <= kgen::softmax::strided_reach(p.col_lanes, p.axis_per_thread, false);
         }
         CHECK(v->supports(*v, &prob) == expected);
         kgen::softmax::Problem masked = prob;
@@ -254,7 +253,7 @@ TEST_CASE("backward rows keep y and dy in shared memory: half the reach of the f
   CHECK(params_of<SoftmaxParams>(b.variant).tier == SoftmaxTier::smem);
 }
 
-TEST_CASE("masked rows: row tiers only, the mask's alignment narrows the pack", "[selection]") {
+TEST_CASE("masked rows: row tiers only, the mask's alignment narrows the pack", "[selection][default-set]") {
   kgen::DeviceInfo dev = h100();
   for (kgen_mask_kind_t kind : {KGEN_MASK_BOOL, KGEN_MASK_ADDITIVE}) {
     kgen::softmax::Mask mask{kind, addr(3u << 20), 0.5, 4, 1024, 0, 0, 1024, false, true};

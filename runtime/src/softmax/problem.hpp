@@ -66,11 +66,21 @@ inline int64_t smem_blocks_per_sm(const Problem& p, int block, int elem_size) {
   return blocks < 1 ? 1 : blocks;
 }
 
-// Strided tiers: a block holds up to kStridedMaxWarps warps; a warp covers
-// 32 / col_lanes axis positions per round.
-constexpr int kStridedMaxWarps = 16;
+// Strided tiers: a block holds up to strided_max_warps warps (the forward's
+// register tile fits 64 registers a thread, so 1024 threads; the backward
+// holds y and dy, ~100-115 registers, so 512); a warp covers 32 / col_lanes
+// axis positions per round.
+constexpr int kStridedMaxWarpsForward = 32;
+constexpr int kStridedMaxWarpsBackward = 16;
+constexpr int strided_max_warps(bool backward) {
+  return backward ? kStridedMaxWarpsBackward : kStridedMaxWarpsForward;
+}
 inline int64_t strided_axis_per_warp(int col_lanes, int axis_per_thread) {
   return int64_t{32 / col_lanes} * axis_per_thread;
+}
+// The longest axis a register-tile variant covers.
+inline int64_t strided_reach(int col_lanes, int axis_per_thread, bool backward) {
+  return strided_max_warps(backward) * strided_axis_per_warp(col_lanes, axis_per_thread);
 }
 // Warps the register-tile strided kernel launches to cover the axis.
 inline int strided_warps(const Problem& p, int col_lanes, int axis_per_thread) {

@@ -60,7 +60,7 @@ bool supports_as(const VariantInfo& v, const Problem& p) {
       return p.cols <= INT32_MAX && need <= static_cast<int64_t>(p.device->smem_per_block_optin);
     }
     case Tier::strided:
-      return p.cols <= kStridedMaxWarps * strided_axis_per_warp(q.col_lanes, q.axis_per_thread);
+      return p.cols <= strided_reach(q.col_lanes, q.axis_per_thread, backward(p));
     case Tier::uncached:
     case Tier::strided_uncached:
     case Tier::generic:

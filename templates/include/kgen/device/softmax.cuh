@@ -105,7 +105,7 @@ __global__ void __launch_bounds__(BLOCK, kMinBlocks<BLOCK>)
     smem_kernel(Load ld, T* y, int64_t rows, int cols) {
   using Cm = compute_t<T>;
   using S = typename Load::Cached;
-  constexpr int U = kBatchPacks<T, P, 32>;
+  constexpr int U = kBatchPacks<T, P, Load::kBatchBytes>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   S* buf = reinterpret_cast<S*>(smem_raw);
   const int packs = cols / P;

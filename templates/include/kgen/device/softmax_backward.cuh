@@ -90,7 +90,10 @@ template <class T, int P, bool LOG, int BLOCK>
 __global__ void __launch_bounds__(BLOCK, kMinBlocks<BLOCK>)
     smem_kernel(const T* y, const T* dy, T* dx, int64_t rows, int cols) {
   using Cm = compute_t<T>;
-  constexpr int U = kBatchPacks<T, P, 32>;
+  // 16 bytes of each input in flight (32 a thread, as the forward): with 32
+  // of each, bfloat16 spilled under the 32-register cap of full residency
+  // and ran at 42-46% of copy (H100, bench/NOTES.md v4)
+  constexpr int U = kBatchPacks<T, P, 16>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* ys = reinterpret_cast<T*>(smem_raw);
   T* gs = ys + cols;

@@ -109,9 +109,11 @@ __device__ __forceinline__ Online<C> block_all_reduce_online(Online<C> v) {
 
 // All-reduce of v[0..P) across the threads of a strided tile that own the
 // same column: the lanes of a warp with equal lane % TX, then the block's
-// `warps` warps through `scratch` (warps * TX * P values, dynamic shared
-// memory).  Fixed order, so results are bitwise reproducible.  Every thread
-// of the block must call it.
+// `warps` warps through `scratch` (warps * P * TX values, dynamic shared
+// memory, laid out [warp][j][tx] so that a warp's accesses hit consecutive
+// banks; [warp][tx][j] had P-way conflicts and left float16 tiles at 14-48%
+// of copy, bench/NOTES.md v4).  Fixed order, so results are bitwise
+// reproducible.  Every thread of the block must call it.
 template <int TX, int P, class V, class Op>
 __device__ __forceinline__ void column_all_reduce(V (&v)[P], Op op, V* scratch, int warps) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, tx = lane % TX;
@@ -122,12 +124,12 @@ __device__ __forceinline__ void column_all_reduce(V (&v)[P], Op op, V* scratch, 
   if (warps == 1) return;
   if (lane < TX)
 #pragma unroll
-    for (int j = 0; j < P; ++j) scratch[(warp * TX + lane) * P + j] = v[j];
+    for (int j = 0; j < P; ++j) scratch[(warp * P + j) * TX + lane] = v[j];
   __syncthreads();
 #pragma unroll
   for (int j = 0; j < P; ++j) {
-    V acc = scratch[tx * P + j];
-    for (int w = 1; w < warps; ++w) acc = op(acc, scratch[(w * TX + tx) * P + j]);
+    V acc = scratch[j * TX + tx];
+    for (int w = 1; w < warps; ++w) acc = op(acc, scratch[(w * P + j) * TX + tx]);
     v[j] = acc;
   }
   __syncthreads();  // the next call may overwrite the scratch

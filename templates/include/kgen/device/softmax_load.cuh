@@ -5,6 +5,7 @@
 #pragma once
 
 #include "kgen/device/common.cuh"
+#include "kgen/device/fastdiv.cuh"
 #include "kgen/device/reduce.cuh"
 #include "kgen/device/softmax_common.cuh"
 #include "softmax/problem.hpp"
@@ -17,6 +18,7 @@ template <class T>
 struct DirectLoad {
   using Cached = T;    // the smem tier caches x as it is
   using Max = MaxOp;   // NaN reaches y through the sum
+  static constexpr int kBatchBytes = 32;  // the smem tier's loads in flight a thread
   const T* x;
   int64_t cols;
 
@@ -41,6 +43,9 @@ struct MaskLoad {
   using C = compute_t<T>;
   using Cached = C;     // scaled values are kept unrounded
   using Max = NanMaxOp;  // a NaN key keeps its row from looking fully masked
+  // half the plain load's batch: the mask's packs and the float cache took
+  // the smem tier past its 32 registers (36-44 bytes spilled in bfloat16)
+  static constexpr int kBatchBytes = 16;
   const T* x;
   int64_t cols;
   const void* mask;
@@ -49,11 +54,18 @@ struct MaskLoad {
   int64_t heads, queries;
   int64_t batch_stride, head_stride, query_stride;
   bool causal, safe_rows;
+  // row -> (b, h, q) by multiply-shift when every index fits 31 bits: two
+  // 64-bit divisions a row doubled the instructions of 1024-key rows
+  bool narrow;
+  FastDiv by_queries, by_heads;
 
   static MaskLoad make(const kgen::softmax::Problem& p) {
     const kgen::softmax::Mask& m = *p.mask;
+    const bool narrow = p.rows < (int64_t{1} << 31);
     return MaskLoad{static_cast<const T*>(p.x), p.cols, m.data, static_cast<C>(m.scale), m.kind,
-                    m.heads, m.queries, m.batch_stride, m.head_stride, m.query_stride, m.causal, m.safe};
+                    m.heads, m.queries, m.batch_stride, m.head_stride, m.query_stride, m.causal, m.safe,
+                    narrow, FastDiv(narrow ? static_cast<uint32_t>(m.queries) : 1u),
+                    FastDiv(narrow ? static_cast<uint32_t>(m.heads) : 1u)};
   }
 
   struct Row {
@@ -62,8 +74,17 @@ struct MaskLoad {
     int64_t query;
   };
   __device__ __forceinline__ Row row(int64_t r) const {
-    const int64_t q = r % queries, bh = r / queries;
-    const int64_t h = bh % heads, b = bh / heads;
+    int64_t q, h, b;
+    if (narrow) {
+      uint32_t uq, uh;
+      const uint32_t bh = by_queries.divmod(static_cast<uint32_t>(r), &uq);
+      b = by_heads.divmod(bh, &uh);
+      q = uq, h = uh;
+    } else {
+      q = r % queries;
+      const int64_t bh = r / queries;
+      h = bh % heads, b = bh / heads;
+    }
     return Row{x + r * cols, b * batch_stride + h * head_stride + q * query_stride, q};
   }
   template <int P>
@@ -83,10 +104,13 @@ struct MaskLoad {
       for (int j = 0; j < P; ++j)
         if (!keep.v[j]) dst[j] = neg_inf<C>();
     }
-    if (causal)
+    if (causal) {
+      // keys col + j past the query: j > query - col (one 64-bit subtract a pack)
+      const int64_t last = r.query - col;
 #pragma unroll
       for (int j = 0; j < P; ++j)
-        if (col + j > r.query) dst[j] = neg_inf<C>();
+        if (j > last) dst[j] = neg_inf<C>();
+    }
   }
   __device__ __forceinline__ bool safe() const { return safe_rows; }
 };

@@ -39,13 +39,14 @@ struct TilePlace {
   }
 };
 
-constexpr int kStridedBlock = 32 * kgen::softmax::kStridedMaxWarps;
+constexpr int kStridedForwardBlock = 32 * kgen::softmax::kStridedMaxWarpsForward;
+constexpr int kStridedBackwardBlock = 32 * kgen::softmax::kStridedMaxWarpsBackward;
 constexpr int kStridedUncachedWarps = 8;
 
 // ------------------------------------------------ register tile, forward
 // The column's axis values in registers (C a thread), so x is read once.
 template <class T, int P, int TX, int C, bool LOG>
-__global__ void __launch_bounds__(kStridedBlock)
+__global__ void __launch_bounds__(kStridedForwardBlock)
     strided_kernel(const T* x, T* y, Columns cs, int warps) {
   using Cm = compute_t<T>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -149,7 +150,7 @@ __global__ void __launch_bounds__(32 * kStridedUncachedWarps)
 // ------------------------------------------------ register tile, backward
 // softmax: dx = (dy - sum(y * dy)) * y; log_softmax: dx = dy - exp(y) * sum(dy).
 template <class T, int P, int TX, int C, bool LOG>
-__global__ void __launch_bounds__(kStridedBlock)
+__global__ void __launch_bounds__(kStridedBackwardBlock)
     strided_backward_kernel(const T* y, const T* dy, T* dx, Columns cs, int warps) {
   using Cm = compute_t<T>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
