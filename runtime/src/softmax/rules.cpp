@@ -33,6 +33,15 @@ bool aligned_all(const Problem& p, int64_t bytes) {
 
 // The two families' params structs are generated from the same tiers (the
 // backward family reuses the forward's), so one set of rules reads both.
+// The widest pack (16 bytes at most) a strided problem allows: inner a
+// multiple of it and every pointer aligned to it.
+int widest_pack(const Problem& p) {
+  const int size = dtype_size(p.dtype);
+  for (int pack = 16 / size; pack > 1; pack /= 2)
+    if (p.inner % pack == 0 && aligned_all(p, int64_t{pack} * size)) return pack;
+  return 1;
+}
+
 template <class Params, class Tier>
 bool supports_as(const VariantInfo& v, const Problem& p) {
   const Params& q = *static_cast<const Params*>(v.params);
@@ -104,18 +113,24 @@ Score heuristic_as(const VariantInfo& v, const Problem& p) {
       return s;
     case Tier::strided: {
       // above the row tiers when the dim is not the last (they cannot run
-      // it); below the generic one when it is (a column a lane, uncoalesced)
-      s.key[0] = p.inner > 1 ? 5 : -2;
-      // the fewest idle axis slots in the last round, then the widest column
-      // segment a warp reads (adjacent packs)
+      // it); below the generic one when it is (a column a lane, uncoalesced).
+      // A register tile with a narrower pack than the problem allows ranks
+      // below the two-pass kernel at the widest pack: float16 (64, 1024, 4096)
+      // backward ran at 33% of copy in 2-byte packs, 50-70% two-pass in
+      // 16-byte packs (H100, bench/NOTES.md v4)
+      s.key[0] = p.inner == 1 ? -2 : q.pack_size < widest_pack(p) ? 4 : 6;
+      // the fewest idle axis slots in the last round; then the fewest warps
+      // (each one more partial in the column reductions); then the widest
+      // column segment a warp reads (adjacent packs)
       const int64_t per = strided_axis_per_warp(q.col_lanes, q.axis_per_thread);
       const int64_t warps = strided_warps(p, q.col_lanes, q.axis_per_thread);
       s.key[2] = -(warps * per - p.cols) * 64 / (warps * per);
-      s.key[3] = std::min<int64_t>(int64_t{q.col_lanes} * q.pack_size, p.inner);
+      s.key[3] = -warps;
+      s.key[4] = std::min<int64_t>(int64_t{q.col_lanes} * q.pack_size, p.inner);
       return s;
     }
     case Tier::strided_uncached:
-      s.key[0] = p.inner > 1 ? 4 : -3;
+      s.key[0] = p.inner > 1 ? 5 : -3;
       s.key[2] = std::min<int64_t>(int64_t{q.col_lanes} * q.pack_size, p.inner);
       return s;
     case Tier::generic:

@@ -113,17 +113,19 @@ __global__ void __launch_bounds__(BLOCK, kMinBlocks<BLOCK>)
     const auto lr = ld.row(row);
     Cm thread_max = neg_inf<Cm>();
     for (int k0 = threadIdx.x; k0 < packs; k0 += BLOCK * U) {
-      Cm v[U][P];
+      // values as the cache keeps them: x as stored for a plain load (no
+      // conversion round trip), scaled and masked floats for the masked one
+      Pack<S, P> v[U];
 #pragma unroll
       for (int u = 0; u < U; ++u)
-        if (k0 + u * BLOCK < packs) ld.template load<P>(lr, (k0 + u * BLOCK) * P, v[u]);
+        if (k0 + u * BLOCK < packs) v[u] = ld.template raw<P>(lr, (k0 + u * BLOCK) * P);
 #pragma unroll
       for (int u = 0; u < U; ++u)
         if (k0 + u * BLOCK < packs)
 #pragma unroll
           for (int j = 0; j < P; ++j) {
-            buf[j * packs + k0 + u * BLOCK] = to_cached<S>(v[u][j]);
-            thread_max = typename Load::Max()(thread_max, v[u][j]);
+            buf[j * packs + k0 + u * BLOCK] = v[u].v[j];
+            thread_max = typename Load::Max()(thread_max, to_compute(v[u].v[j]));
           }
     }
     const Cm mx = block_all_reduce<BLOCK>(thread_max, typename Load::Max(), neg_inf<Cm>());

@@ -31,19 +31,18 @@ constexpr int kThreadsPerSm = 2048;  // sm_80, sm_90
 template <int BLOCK>
 constexpr int kMinBlocks = kThreadsPerSm / BLOCK < 1 ? 1 : kThreadsPerSm / BLOCK;
 
-// A compute-type value into a row cache of type S (exact when S is the
-// dtype the value was loaded from).
-template <class S, class C>
-__device__ __forceinline__ S to_cached(C v) {
-  if constexpr (sizeof(S) == sizeof(C)) return v;
-  else return from_compute<S>(v);
-}
-
 // A max that returns NaN when either side is NaN (MaxOp keeps whichever side
 // the comparison favours, so a NaN can be lost).  The masked softmax needs
 // it: a row whose only kept key is NaN must not look fully masked.
 struct NanMaxOp {
   template <class C> __device__ __forceinline__ C operator()(C a, C b) const { return (a > b || a != a) ? a : b; }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  __device__ __forceinline__ float operator()(float a, float b) const {
+    float r;
+    asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+  }
+#endif
 };
 
 // Running (max, sum of exp(x - max)) of a stream of values.  -inf entries
@@ -109,13 +108,17 @@ __device__ __forceinline__ Online<C> block_all_reduce_online(Online<C> v) {
 
 // All-reduce of v[0..P) across the threads of a strided tile that own the
 // same column: the lanes of a warp with equal lane % TX, then the block's
-// `warps` warps through `scratch` (warps * P * TX values, dynamic shared
-// memory, laid out [warp][j][tx] so that a warp's accesses hit consecutive
-// banks; [warp][tx][j] had P-way conflicts and left float16 tiles at 14-48%
-// of copy, bench/NOTES.md v4).  Fixed order, so results are bitwise
+// `warps` warps through `scratch` ((warps + 1) * P * TX values, dynamic
+// shared memory): each warp's partials go to [warp][j][tx] (consecutive banks
+// across a warp), one thread a (j, tx) slot combines the warps' partials into
+// the last row, and every thread reads back its P results.  Each thread thus
+// reads about warps + P values, not warps * P (which, at 16-32 warps and 8
+// values a pack, cost more than the tile's own loads: float16 tiles ran at
+// 28-60% of copy, bench/NOTES.md v4).  Fixed order, so results are bitwise
 // reproducible.  Every thread of the block must call it.
 template <int TX, int P, class V, class Op>
 __device__ __forceinline__ void column_all_reduce(V (&v)[P], Op op, V* scratch, int warps) {
+  constexpr int kSlots = P * TX;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, tx = lane % TX;
 #pragma unroll
   for (int j = 0; j < P; ++j)
@@ -124,15 +127,20 @@ __device__ __forceinline__ void column_all_reduce(V (&v)[P], Op op, V* scratch, 
   if (warps == 1) return;
   if (lane < TX)
 #pragma unroll
-    for (int j = 0; j < P; ++j) scratch[(warp * P + j) * TX + lane] = v[j];
+    for (int j = 0; j < P; ++j) scratch[warp * kSlots + j * TX + lane] = v[j];
   __syncthreads();
-#pragma unroll
-  for (int j = 0; j < P; ++j) {
-    V acc = scratch[j * TX + tx];
-    for (int w = 1; w < warps; ++w) acc = op(acc, scratch[(w * P + j) * TX + tx]);
-    v[j] = acc;
+  V* result = scratch + warps * kSlots;
+  for (int slot = threadIdx.x; slot < kSlots; slot += warps * 32) {
+    V acc = scratch[slot];
+    for (int w = 1; w < warps; ++w) acc = op(acc, scratch[w * kSlots + slot]);
+    result[slot] = acc;
   }
-  __syncthreads();  // the next call may overwrite the scratch
+  __syncthreads();
+  // no barrier after: the next call writes the partial rows, and combines
+  // into `result` only after its own first barrier, which every thread
+  // reaches after reading these results
+#pragma unroll
+  for (int j = 0; j < P; ++j) v[j] = result[j * TX + tx];
 }
 
 // ------------------------------------------------------------ host helpers

@@ -30,6 +30,11 @@ struct DirectLoad {
   __device__ __forceinline__ void load(const Row& r, int64_t col, compute_t<T>* dst) const {
     load_pack<T, P>(r.x + col, dst);
   }
+  // x as stored, for the smem tier's cache (no round trip through float)
+  template <int P>
+  __device__ __forceinline__ Pack<T, P> raw(const Row& r, int64_t col) const {
+    return *reinterpret_cast<const Pack<T, P>*>(r.x + col);
+  }
   // rows whose every value is -inf give NaN, as in PyTorch
   __device__ __forceinline__ bool safe() const { return false; }
 };
@@ -105,12 +110,21 @@ struct MaskLoad {
         if (!keep.v[j]) dst[j] = neg_inf<C>();
     }
     if (causal) {
-      // keys col + j past the query: j > query - col (one 64-bit subtract a pack)
-      const int64_t last = r.query - col;
+      // keys col + j past the query: j > query - col, clamped to [-1, P] so
+      // that the compares are 32-bit
+      const int64_t d = r.query - col;
+      const int last = d < 0 ? -1 : d > P ? P : static_cast<int>(d);
 #pragma unroll
       for (int j = 0; j < P; ++j)
         if (j > last) dst[j] = neg_inf<C>();
     }
+  }
+  // what the smem tier caches: the scaled, masked values in float
+  template <int P>
+  __device__ __forceinline__ Pack<C, P> raw(const Row& r, int64_t col) const {
+    Pack<C, P> out;
+    load<P>(r, col, out.v);
+    return out;
   }
   __device__ __forceinline__ bool safe() const { return safe_rows; }
 };

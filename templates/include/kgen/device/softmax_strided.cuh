@@ -241,7 +241,7 @@ cudaError_t launch_strided_tile(const void* problem, cudaStream_t stream) {
   const int warps = kgen::softmax::strided_warps(p, TX, C);
   const Columns cs = Columns::of(p, P);
   const unsigned grid = grid_for(ceil_div(cs.packs, TX), *p.device, warps * 32, 8);
-  const size_t scratch = static_cast<size_t>(warps) * TX * P * sizeof(compute_t<T>);
+  const size_t scratch = static_cast<size_t>(warps + 1) * TX * P * sizeof(compute_t<T>);
   const T* x = static_cast<const T*>(p.x);
   T* out = static_cast<T*>(p.y);
   if constexpr (BWD) {
@@ -268,14 +268,14 @@ cudaError_t launch_strided_two_pass(const void* problem, cudaStream_t stream) {
   const T* x = static_cast<const T*>(p.x);
   T* out = static_cast<T*>(p.y);
   if constexpr (BWD) {
-    const size_t scratch = size_t{kStridedUncachedWarps} * TX * P * sizeof(compute_t<T>);
+    const size_t scratch = size_t{kStridedUncachedWarps + 1} * TX * P * sizeof(compute_t<T>);
     const T* dy = static_cast<const T*>(p.dy);
     if (p.log)
       strided_uncached_backward_kernel<T, P, TX, true><<<grid, kBlock, scratch, stream>>>(x, dy, out, cs);
     else
       strided_uncached_backward_kernel<T, P, TX, false><<<grid, kBlock, scratch, stream>>>(x, dy, out, cs);
   } else {
-    const size_t scratch = size_t{kStridedUncachedWarps} * TX * P * sizeof(Online<compute_t<T>>);
+    const size_t scratch = size_t{kStridedUncachedWarps + 1} * TX * P * sizeof(Online<compute_t<T>>);
     if (p.log)
       strided_uncached_kernel<T, P, TX, true><<<grid, kBlock, scratch, stream>>>(x, out, cs);
     else
