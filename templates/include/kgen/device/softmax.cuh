@@ -78,7 +78,9 @@ __global__ void __launch_bounds__(BLOCK)
     for (int r = 0; r < R; ++r) {
       sum[r] = group_all_reduce<G>(sum[r], SumOp());
       if (row0 + r >= rows) continue;
-      const Cm s = LOG ? klog(sum[r]) : sum[r];
+      // one reciprocal a row, not a division an element (div.rn is ~10
+      // instructions; the half-type rows are instruction-bound)
+      const Cm s = LOG ? klog(sum[r]) : Cm(1) / sum[r];
       const bool zero = ld.safe() && mx[r] == neg_inf<Cm>();
       T* yr = y + (row0 + r) * cols;
 #pragma unroll
@@ -88,7 +90,7 @@ __global__ void __launch_bounds__(BLOCK)
         Cm out[P];
 #pragma unroll
         for (int j = 0; j < P; ++j)
-          out[j] = zero ? Cm(0) : LOG ? buf[r][i * P + j] - s : buf[r][i * P + j] / s;
+          out[j] = zero ? Cm(0) : LOG ? buf[r][i * P + j] - s : buf[r][i * P + j] * s;
         store_pack<T, P>(yr + col, out);
       }
     }
