@@ -94,19 +94,37 @@ def strided_valid(d, p, arch):
     return p["axis_per_thread"] * p["pack_size"] <= max_cols_per_thread(d)
 
 
-def strided_default(d, p):
-    """The widest pack with a full register tile, 64- and 512-byte column
-    segments per axis row (16-byte packs x 4 or x 32 lanes); and pack 1 for
-    an odd inner (8 lanes: 32 bytes a row, the reach of 2048 that
-    (256, 2048, 7x7) needs)."""
-    pk, c, lanes = p["pack_size"], p["axis_per_thread"], p["col_lanes"]
-    if pk == max_pack(d):
-        return c == max_cols_per_thread(d) // pk and lanes in (4, 32)
-    return pk == 1 and c == max_cols_per_thread(d) and lanes == 8
+# The register tiles of the default level, (pack_size, col_lanes,
+# axis_per_thread) per dtype: the winners of the full sweep over
+# (64,1024,4096), (256,64,3136), (128,512,784), (16,19,262144) and the
+# pack-1 tile for an odd inner (H100, kgen-bench softmax_dim --variants,
+# bench/NOTES.md v4).  The forward's best tiles are 8-16 bytes a pack with
+# 16-32 values a thread; the backward (y and dy) prefers fewer values a
+# thread (registers), so it has its own set.
+STRIDED_FORWARD = {
+    "f32": ((4, 8, 8), (4, 4, 4), (4, 32, 4), (1, 8, 32)),
+    "f16": ((4, 4, 8), (4, 16, 8), (4, 32, 4), (1, 8, 32)),
+    "f64": ((2, 4, 8), (2, 32, 8), (1, 8, 16)),
+}
+STRIDED_FORWARD["bf16"] = STRIDED_FORWARD["f16"]
+STRIDED_BACKWARD = {
+    "f32": ((2, 8, 16), (4, 4, 4), (2, 32, 4), (4, 16, 4), (1, 8, 32)),
+    "f16": ((8, 2, 4), (8, 8, 1), (8, 2, 2), (1, 8, 32)),
+    "f64": ((2, 4, 8), (2, 32, 8), (1, 8, 16)),
+}
+STRIDED_BACKWARD["bf16"] = STRIDED_BACKWARD["f16"]
+
+
+def strided_default_in(table):
+    def in_default(d, p):
+        return (p["pack_size"], p["col_lanes"], p["axis_per_thread"]) in table[d.short]
+    return in_default
 
 
 def strided_uncached_default(d, p):
-    return p["pack_size"] == max_pack(d) and p["col_lanes"] == 8
+    """Two lanes a column pack (the most threads along the axis: few columns,
+    long axes such as (8, 8192, 64)) in 8-byte packs."""
+    return p["pack_size"] == max(1, max_pack(d) // 2) and p["col_lanes"] == 2
 
 
 # The backward family (softmax_backward.py) renders the same templates with
@@ -146,7 +164,7 @@ TIERS = (
             Param("axis_per_thread", "a", lambda d: POW2),
         ),
         valid=strided_valid,
-        in_default=strided_default,
+        in_default=strided_default_in(STRIDED_FORWARD),
     ),
     Tier(
         name="strided_uncached",

@@ -5,6 +5,8 @@ The forward's tiers and parameter space (softmax.py), with kernels that hold
 two inputs (y and dy) where the forward holds one: twice the registers of a
 warp-tier row, twice the shared memory of an smem-tier row.
 """
+import dataclasses
+
 from . import softmax
 
 OP = "softmax_backward"
@@ -13,4 +15,8 @@ SUPPORTS = "kgen::softmax::supports_backward"
 PROBLEM_HEADER = "softmax/problem.hpp"
 DEVICE_HEADER = "kgen/device/softmax_backward.cuh"
 DEVICE_NS = "kgen::device::softmax_backward"
-TIERS = softmax.TIERS
+# the forward's tiers, with the backward's own default register tiles
+TIERS = tuple(
+    dataclasses.replace(t, in_default=softmax.strided_default_in(softmax.STRIDED_BACKWARD))
+    if t.name == "strided" else t
+    for t in softmax.TIERS)

@@ -33,15 +33,6 @@ bool aligned_all(const Problem& p, int64_t bytes) {
 
 // The two families' params structs are generated from the same tiers (the
 // backward family reuses the forward's), so one set of rules reads both.
-// The widest pack (16 bytes at most) a strided problem allows: inner a
-// multiple of it and every pointer aligned to it.
-int widest_pack(const Problem& p) {
-  const int size = dtype_size(p.dtype);
-  for (int pack = 16 / size; pack > 1; pack /= 2)
-    if (p.inner % pack == 0 && aligned_all(p, int64_t{pack} * size)) return pack;
-  return 1;
-}
-
 template <class Params, class Tier>
 bool supports_as(const VariantInfo& v, const Problem& p) {
   const Params& q = *static_cast<const Params*>(v.params);
@@ -112,27 +103,39 @@ Score heuristic_as(const VariantInfo& v, const Problem& p) {
       s.key[2] = q.block_size;
       return s;
     case Tier::strided: {
-      // above the row tiers when the dim is not the last (they cannot run
-      // it); below the generic one when it is (a column a lane, uncoalesced).
-      // A register tile with a narrower pack than the problem allows ranks
-      // below the two-pass kernel at the widest pack: float16 (64, 1024, 4096)
-      // backward ran at 33% of copy in 2-byte packs, 50-70% two-pass in
-      // 16-byte packs (H100, bench/NOTES.md v4)
-      s.key[0] = p.inner == 1 ? -2 : q.pack_size < widest_pack(p) ? 4 : 6;
-      // the fewest idle axis slots in the last round; then the fewest warps
-      // (each one more partial in the column reductions); then the widest
-      // column segment a warp reads (adjacent packs)
+      // Above the row tiers when the dim is not the last (they cannot run
+      // it); below the generic one when it is (a column a lane,
+      // uncoalesced).  The order below reproduces the winners of the H100
+      // sweep (bench/NOTES.md v4): a warp's column segment of 32 bytes at
+      // least (1-lane tiles ran at 8-20% of copy); the fewest idle axis
+      // slots; 8-byte packs or wider (4-byte tiles lost 20-30 points); then
+      // backward the fewest values a thread (y and dy in registers: smaller
+      // tiles keep more warps resident, 96% against 75% at (256,64,3136)
+      // float16) and forward the fewest warps (fewer partials to combine).
+      const int size = dtype_size(p.dtype);
+      const int64_t segment = int64_t{q.col_lanes} * q.pack_size * size;
+      const bool coalesced = segment >= 32 || int64_t{q.col_lanes} * q.pack_size >= p.inner;
+      s.key[0] = p.inner == 1 ? -2 : coalesced ? 6 : 4;
       const int64_t per = strided_axis_per_warp(q.col_lanes, q.axis_per_thread);
       const int64_t warps = strided_warps(p, q.col_lanes, q.axis_per_thread);
-      s.key[2] = -(warps * per - p.cols) * 64 / (warps * per);
-      s.key[3] = -warps;
-      s.key[4] = std::min<int64_t>(int64_t{q.col_lanes} * q.pack_size, p.inner);
+      s.key[1] = -((warps * per - p.cols) * 8 / (warps * per));  // idle eighths
+      s.key[2] = q.pack_size * size >= 8;
+      const int64_t values = int64_t{q.pack_size} * q.axis_per_thread;
+      s.key[3] = backward(p) ? -values : -warps;
+      s.key[4] = backward(p) ? -warps : -values;
       return s;
     }
-    case Tier::strided_uncached:
+    case Tier::strided_uncached: {
+      // below any register tile; the most threads along the axis (fewest
+      // lanes a column) in a coalesced segment: (8, 8192, 64) ran at 35% of
+      // copy with 2 lanes, 9-15% with 8
+      const int64_t segment = int64_t{q.col_lanes} * q.pack_size * dtype_size(p.dtype);
       s.key[0] = p.inner > 1 ? 5 : -3;
-      s.key[2] = std::min<int64_t>(int64_t{q.col_lanes} * q.pack_size, p.inner);
+      s.key[1] = segment >= 16 || int64_t{q.col_lanes} * q.pack_size >= p.inner;
+      s.key[2] = -q.col_lanes;
+      s.key[3] = q.pack_size;
       return s;
+    }
     case Tier::generic:
       s.key[0] = 0;
       return s;
