@@ -53,15 +53,31 @@ POW2 = (1, 2, 4, 8, 16, 32)
 BLOCKS = (128, 256, 512, 1024)
 
 
+def warp_max_cols(d):
+    """The forward's warp tier also holds rows of up to 2048 (64 values a
+    lane, float32 and half types, full warps, one row an access): float16
+    rows of 2048 ran at 52-60% of copy masked and 70-75% plain in the smem
+    tier, whose block reductions and shared-memory round trips cost more
+    than a warp's shuffles (H100, bench/NOTES.md v4)."""
+    return 32 if d.short == "f64" else 64
+
+
 def warp_valid(d, p, arch):
     c, pk, g, r = p["cols_per_thread"], p["pack_size"], p["group_width"], p["rows_per_access"]
-    if c % pk or c // pk not in COL_MULTIPLIERS or c > max_cols_per_thread(d):
+    if c % pk or c // pk not in COL_MULTIPLIERS or c > warp_max_cols(d):
+        return False
+    if c > max_cols_per_thread(d) and (g != 32 or r != 1):  # long rows: full warps only
         return False
     if g < 32 and c != pk:          # narrow groups hold one pack per lane
         return False
     if r == 2 and c * 2 > max_cols_per_thread(d):
         return False
     return True
+
+
+def warp_valid_backward(d, p, arch):
+    """The backward holds y and dy: the register budget of one row."""
+    return warp_valid(d, p, arch) and p["cols_per_thread"] <= max_cols_per_thread(d)
 
 
 def warp_default(d, p):
@@ -135,7 +151,7 @@ TIERS = (
         template="softmax_warp.cu.j2",
         params=(
             Param("pack_size", "p", packs),
-            Param("cols_per_thread", "c", lambda d: range(1, max_cols_per_thread(d) + 1)),
+            Param("cols_per_thread", "c", lambda d: range(1, warp_max_cols(d) + 1)),
             Param("group_width", "g", lambda d: (1, 2, 4, 8, 16, 32)),
             Param("rows_per_access", "r", lambda d: (1, 2)),
             Param("padding", "pad", lambda d: (0, 1), words=("nopad", "pad")),

@@ -15,8 +15,15 @@ SUPPORTS = "kgen::softmax::supports_backward"
 PROBLEM_HEADER = "softmax/problem.hpp"
 DEVICE_HEADER = "kgen/device/softmax_backward.cuh"
 DEVICE_NS = "kgen::device::softmax_backward"
-# the forward's tiers, with the backward's own default register tiles
-TIERS = tuple(
-    dataclasses.replace(t, in_default=softmax.strided_default_in(softmax.STRIDED_BACKWARD))
-    if t.name == "strided" else t
-    for t in softmax.TIERS)
+
+def _backward(tier):
+    if tier.name == "strided":
+        return dataclasses.replace(tier, in_default=softmax.strided_default_in(softmax.STRIDED_BACKWARD))
+    if tier.name == "warp":
+        return dataclasses.replace(tier, valid=softmax.warp_valid_backward)
+    return tier
+
+
+# the forward's tiers, with the backward's register budget for a warp-tier
+# row and its own default register tiles
+TIERS = tuple(_backward(t) for t in softmax.TIERS)

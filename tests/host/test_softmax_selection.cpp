@@ -62,6 +62,21 @@ TEST_CASE("rows that fit registers go to the warp tier with the widest pack", "[
   }
 }
 
+TEST_CASE("rows of 1025-2048 go to the long-row warp variants of the forward only", "[selection][default-set]") {
+  kgen::DeviceInfo dev = h100();
+  for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16}) {
+    Picked s = pick(d, 4096, 2048);
+    INFO(s.v->name);
+    CHECK(s.p.tier == SoftmaxTier::warp);
+    CHECK(s.p.cols_per_thread * s.p.group_width == 2048);
+    kgen::softmax::Problem bwd{d, false, 4096, 2048, addr(0), const_cast<void*>(addr(1u << 20)), &dev};
+    bwd.dy = addr(2u << 20);
+    auto b = kgen::select_variant(kgen::Family::softmax_backward, d, dev, &bwd, &kgen::softmax::heuristic);
+    REQUIRE(b.variant != nullptr);
+    CHECK(static_cast<const SoftmaxParams*>(b.variant->params)->tier == SoftmaxTier::smem);
+  }
+}
+
 TEST_CASE("longer rows go to shared memory, then to the uncached tier", "[selection][default-set]") {
   CHECK(pick(KGEN_FLOAT32, 1000, 4096).p.tier == SoftmaxTier::smem);
   CHECK(pick(KGEN_FLOAT16, 1000, 32768).p.tier == SoftmaxTier::smem);  // 64 KB: opt-in
@@ -79,7 +94,7 @@ TEST_CASE("longer rows go to shared memory, then to the uncached tier", "[select
 }
 
 TEST_CASE("smem tier: 4-byte packs, most resident warps, then the smallest block", "[selection][default-set]") {
-  Picked s = pick(KGEN_FLOAT32, 1000, 2048);  // 8 KB rows: 2048 threads fit any block size
+  Picked s = pick(KGEN_FLOAT32, 1000, 3072);  // 12 KB rows: 2048 threads fit any block size
   REQUIRE(s.p.tier == SoftmaxTier::smem);
   CHECK(s.p.pack_size == 1);
   CHECK(pick(KGEN_FLOAT16, 1000, 4096).p.pack_size == 2);
