@@ -34,6 +34,7 @@ SUPPORTS = "kgen::softmax::supports"
 PROBLEM_HEADER = "softmax/problem.hpp"
 # where the templates find the kernels and launchers of this direction
 DEVICE_HEADER = "kgen/device/softmax.cuh"
+BACKWARD = False  # which kernels the strided templates name
 DEVICE_NS = "kgen::device::softmax"
 
 

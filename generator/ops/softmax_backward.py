@@ -14,6 +14,7 @@ DTYPES = softmax.DTYPES
 SUPPORTS = "kgen::softmax::supports_backward"
 PROBLEM_HEADER = "softmax/problem.hpp"
 DEVICE_HEADER = "kgen/device/softmax_backward.cuh"
+BACKWARD = True  # which kernels the strided templates name
 DEVICE_NS = "kgen::device::softmax_backward"
 
 def _backward(tier):

@@ -279,23 +279,11 @@ cudaError_t launch_uncached(const void* problem, cudaStream_t stream) {
       *static_cast<const kgen::softmax::Problem*>(problem), stream);
 }
 
-template <class T, int P, int TX, int C>
-cudaError_t launch_strided(const void* problem, cudaStream_t stream) {
-  return launch_strided_tile<false, T, P, TX, C>(problem, stream);
-}
-
-template <class T, int P, int TX>
-cudaError_t launch_strided_uncached(const void* problem, cudaStream_t stream) {
-  return launch_strided_two_pass<false, T, P, TX>(problem, stream);
-}
-
 // Pack 1: the uncached row kernel for the last dim, the strided two-pass
 // kernel otherwise.
 template <class T>
 cudaError_t launch_generic(const void* problem, cudaStream_t stream) {
-  const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
-  if (p.inner == 1) return launch_uncached<T, 1, 256>(problem, stream);
-  return launch_strided_uncached<T, 1, 32>(problem, stream);
+  return launch_generic_of<false, T, launch_uncached<T, 1, 256>>(problem, stream);
 }
 
 }  // namespace softmax

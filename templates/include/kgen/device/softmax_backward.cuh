@@ -228,23 +228,11 @@ cudaError_t launch_uncached(const void* problem, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-template <class T, int P, int TX, int C>
-cudaError_t launch_strided(const void* problem, cudaStream_t stream) {
-  return softmax::launch_strided_tile<true, T, P, TX, C>(problem, stream);
-}
-
-template <class T, int P, int TX>
-cudaError_t launch_strided_uncached(const void* problem, cudaStream_t stream) {
-  return softmax::launch_strided_two_pass<true, T, P, TX>(problem, stream);
-}
-
 // Pack 1: the uncached row kernel for the last dim, the strided two-pass
 // kernel otherwise.
 template <class T>
 cudaError_t launch_generic(const void* problem, cudaStream_t stream) {
-  const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
-  if (p.inner == 1) return launch_uncached<T, 1, 256>(problem, stream);
-  return launch_strided_uncached<T, 1, 32>(problem, stream);
+  return softmax::launch_generic_of<true, T, launch_uncached<T, 1, 256>>(problem, stream);
 }
 
 }  // namespace softmax_backward

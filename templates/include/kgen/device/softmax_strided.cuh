@@ -39,6 +39,20 @@ struct TilePlace {
   }
 };
 
+// The column tiles a block walks (grid-stride, TX packs a tile): calls
+// f(base, col_ok) per tile with the offset of the thread's column pack and
+// whether it exists (threads past the last pack still take part in the
+// reductions).  Every kernel of this file walks its tiles this way.
+template <int TX, int P, class F>
+__device__ __forceinline__ void for_each_tile(const Columns& cs, const TilePlace& t, F&& f) {
+  const int64_t tiles = (cs.packs + TX - 1) / TX;
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const int64_t pack = tile * TX + t.tx;
+    const bool col_ok = pack < cs.packs;
+    f(col_ok ? cs.base(pack, P) : int64_t{0}, col_ok);
+  }
+}
+
 constexpr int kStridedForwardBlock = 32 * kgen::softmax::kStridedMaxWarpsForward;
 constexpr int kStridedBackwardBlock = 32 * kgen::softmax::kStridedMaxWarpsBackward;
 constexpr int kStridedUncachedWarps = 8;
@@ -52,12 +66,8 @@ __global__ void __launch_bounds__(kStridedForwardBlock)
   extern __shared__ __align__(16) unsigned char smem_raw[];
   Cm* scratch = reinterpret_cast<Cm*>(smem_raw);
   const TilePlace t = TilePlace::make<TX>(warps);
-  const int64_t tiles = (cs.packs + TX - 1) / TX;
   const int64_t step = t.TY * cs.inner;
-  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const int64_t f = tile * TX + t.tx;
-    const bool col_ok = f < cs.packs;
-    const int64_t base = col_ok ? cs.base(f, P) : 0;
+  for_each_tile<TX, P>(cs, t, [&](const int64_t base, const bool col_ok) {
     Cm buf[C][P], mx[P], sum[P];
 #pragma unroll
     for (int j = 0; j < P; ++j) mx[j] = neg_inf<Cm>(), sum[j] = Cm(0);
@@ -100,7 +110,7 @@ __global__ void __launch_bounds__(kStridedForwardBlock)
       for (int j = 0; j < P; ++j) out[j] = LOG ? buf[k][j] - sum[j] : buf[k][j] * sum[j];
       store_pack<T, P>(yp, out);
     }
-  }
+  });
 }
 
 // ------------------------------------------------ two passes, forward
@@ -114,11 +124,7 @@ __global__ void __launch_bounds__(32 * kStridedUncachedWarps)
   extern __shared__ __align__(16) unsigned char smem_raw[];
   Online<Cm>* scratch = reinterpret_cast<Online<Cm>*>(smem_raw);
   const TilePlace t = TilePlace::make<TX>(kStridedUncachedWarps);
-  const int64_t tiles = (cs.packs + TX - 1) / TX;
-  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const int64_t f = tile * TX + t.tx;
-    const bool col_ok = f < cs.packs;
-    const int64_t base = col_ok ? cs.base(f, P) : 0;
+  for_each_tile<TX, P>(cs, t, [&](const int64_t base, const bool col_ok) {
     Online<Cm> st[P];
 #pragma unroll
     for (int j = 0; j < P; ++j) st[j] = Online<Cm>::identity();
@@ -144,7 +150,7 @@ __global__ void __launch_bounds__(32 * kStridedUncachedWarps)
       for (int j = 0; j < P; ++j) v[j] = LOG ? v[j] - st[j].m - s[j] : kexp(v[j] - st[j].m) * s[j];
       store_pack<T, P>(y + base + a * cs.inner, v);
     }
-  }
+  });
 }
 
 // ------------------------------------------------ register tile, backward
@@ -156,12 +162,8 @@ __global__ void __launch_bounds__(kStridedBackwardBlock)
   extern __shared__ __align__(16) unsigned char smem_raw[];
   Cm* scratch = reinterpret_cast<Cm*>(smem_raw);
   const TilePlace t = TilePlace::make<TX>(warps);
-  const int64_t tiles = (cs.packs + TX - 1) / TX;
   const int64_t step = t.TY * cs.inner;
-  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const int64_t f = tile * TX + t.tx;
-    const bool col_ok = f < cs.packs;
-    const int64_t base = col_ok ? cs.base(f, P) : 0;
+  for_each_tile<TX, P>(cs, t, [&](const int64_t base, const bool col_ok) {
     Cm yv[C][P], gv[C][P], sum[P];
 #pragma unroll
     for (int j = 0; j < P; ++j) sum[j] = Cm(0);
@@ -185,7 +187,7 @@ __global__ void __launch_bounds__(kStridedBackwardBlock)
         out[j] = LOG ? gv[k][j] - kexp(yv[k][j]) * sum[j] : (gv[k][j] - sum[j]) * yv[k][j];
       store_pack<T, P>(dx + first + k * step, out);
     }
-  }
+  });
 }
 
 // ------------------------------------------------ two passes, backward
@@ -197,11 +199,7 @@ __global__ void __launch_bounds__(32 * kStridedUncachedWarps)
   extern __shared__ __align__(16) unsigned char smem_raw[];
   Cm* scratch = reinterpret_cast<Cm*>(smem_raw);
   const TilePlace t = TilePlace::make<TX>(kStridedUncachedWarps);
-  const int64_t tiles = (cs.packs + TX - 1) / TX;
-  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const int64_t f = tile * TX + t.tx;
-    const bool col_ok = f < cs.packs;
-    const int64_t base = col_ok ? cs.base(f, P) : 0;
+  for_each_tile<TX, P>(cs, t, [&](const int64_t base, const bool col_ok) {
     Cm sum[P];
 #pragma unroll
     for (int j = 0; j < P; ++j) sum[j] = Cm(0);
@@ -229,12 +227,14 @@ __global__ void __launch_bounds__(32 * kStridedUncachedWarps)
       for (int j = 0; j < P; ++j) yv[j] = LOG ? gv[j] - kexp(yv[j]) * sum[j] : (gv[j] - sum[j]) * yv[j];
       store_pack<T, P>(dx + base + a * cs.inner, yv);
     }
-  }
+  });
 }
 
 // ------------------------------------------------ launchers (both directions)
 // One block a tile of TX packs; at most 8 waves of blocks, striding over the
 // rest.  BWD picks the backward kernel; the problem's log flag the mode.
+// The strided variants of both families name these directly
+// (templates/softmax_strided*.cu.j2).
 template <bool BWD, class T, int P, int TX, int C>
 cudaError_t launch_strided_tile(const void* problem, cudaStream_t stream) {
   const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
@@ -282,6 +282,16 @@ cudaError_t launch_strided_two_pass(const void* problem, cudaStream_t stream) {
       strided_uncached_kernel<T, P, TX, false><<<grid, kBlock, scratch, stream>>>(x, out, cs);
   }
   return cudaGetLastError();
+}
+
+// The generic variant of a direction: its row kernel (RowLaunch: the
+// uncached tier at pack 1) for the last dim, the strided two-pass kernel at
+// pack 1 otherwise.
+template <bool BWD, class T, cudaError_t (*RowLaunch)(const void*, cudaStream_t)>
+cudaError_t launch_generic_of(const void* problem, cudaStream_t stream) {
+  const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
+  if (p.inner == 1) return RowLaunch(problem, stream);
+  return launch_strided_two_pass<BWD, T, 1, 32>(problem, stream);
 }
 
 }  // namespace softmax
