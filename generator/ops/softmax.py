@@ -86,6 +86,11 @@ def warp_default(d, p):
     heuristic prefers (two rows per access for narrow groups, one for full
     warps; padding on so every variant covers a range of cols)."""
     pk, c, g, r = p["pack_size"], p["cols_per_thread"], p["group_width"], p["rows_per_access"]
+    if d.size == 2 and pk == max_pack(d) // 2:
+        # half-type rows that are a multiple of 4 but not 8 (e.g. 500): full
+        # warps of 8-byte packs; without them such rows went to the smem tier
+        # at 40% of copy (H100, bench/NOTES.md v4)
+        return g == 32 and r == 1 and c in (16, 32) and p["padding"]
     if pk != max_pack(d) or c // pk not in POW2 or not p["padding"]:
         return False
     return r == (2 if g < 32 else 1)
