@@ -21,11 +21,8 @@ using softmax::grid_for;
 using softmax::kBatchPacks;
 using softmax::kMinBlocks;
 
-// The sum's term, and dx from it.
-template <bool LOG, class C>
-__device__ __forceinline__ C term(C y, C dy) { return LOG ? dy : y * dy; }
-template <bool LOG, class C>
-__device__ __forceinline__ C grad(C y, C dy, C sum) { return LOG ? dy - kexp(y) * sum : (dy - sum) * y; }
+using softmax::grad;
+using softmax::term;
 
 // ---------------------------------------------------------------- warp tier
 // As the forward's warp tier: a group of G lanes owns R rows, C values of
@@ -155,7 +152,7 @@ __global__ void __launch_bounds__(BLOCK)
       for (int u = 0; u < U; ++u)
         if (k0 + u * BLOCK < packs)
 #pragma unroll
-          for (int j = 0; j < P; ++j) thread_sum += LOG ? gv[u][j] : yv[u][j] * gv[u][j];
+          for (int j = 0; j < P; ++j) thread_sum += term<LOG>(yv[u][j], gv[u][j]);
     }
     const Cm sum = block_all_reduce<BLOCK>(thread_sum, SumOp(), Cm(0));
     for (int64_t k0 = threadIdx.x; k0 < packs; k0 += int64_t{BLOCK} * U) {

@@ -31,6 +31,14 @@ constexpr int kThreadsPerSm = 2048;  // sm_80, sm_90
 template <int BLOCK>
 constexpr int kMinBlocks = kThreadsPerSm / BLOCK < 1 ? 1 : kThreadsPerSm / BLOCK;
 
+// The backward's sum term and dx from the sum, for every backward kernel:
+//   softmax:     sum(y * dy),  dx = (dy - sum) * y
+//   log_softmax: sum(dy),      dx = dy - exp(y) * sum
+template <bool LOG, class C>
+__device__ __forceinline__ C term(C y, C dy) { return LOG ? dy : y * dy; }
+template <bool LOG, class C>
+__device__ __forceinline__ C grad(C y, C dy, C sum) { return LOG ? dy - kexp(y) * sum : (dy - sum) * y; }
+
 // A max that returns NaN when either side is NaN (MaxOp keeps whichever side
 // the comparison favours, so a NaN can be lost).  The masked softmax needs
 // it: a row whose only kept key is NaN must not look fully masked.

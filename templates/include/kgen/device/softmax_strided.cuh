@@ -174,7 +174,7 @@ __global__ void __launch_bounds__(kStridedBackwardBlock)
         load_pack<T, P>(y + first + k * step, yv[k]);
         load_pack<T, P>(dy + first + k * step, gv[k]);
 #pragma unroll
-        for (int j = 0; j < P; ++j) sum[j] += LOG ? gv[k][j] : yv[k][j] * gv[k][j];
+        for (int j = 0; j < P; ++j) sum[j] += term<LOG>(yv[k][j], gv[k][j]);
       }
     }
     column_all_reduce<TX, P>(sum, SumOp(), scratch, warps);
@@ -184,7 +184,7 @@ __global__ void __launch_bounds__(kStridedBackwardBlock)
       Cm out[P];
 #pragma unroll
       for (int j = 0; j < P; ++j)
-        out[j] = LOG ? gv[k][j] - kexp(yv[k][j]) * sum[j] : (gv[k][j] - sum[j]) * yv[k][j];
+        out[j] = grad<LOG>(yv[k][j], gv[k][j], sum[j]);
       store_pack<T, P>(dx + first + k * step, out);
     }
   });
@@ -216,7 +216,7 @@ __global__ void __launch_bounds__(32 * kStridedUncachedWarps)
       for (int u = 0; u < U; ++u)
         if (a0 + u * t.TY < cs.axis)
 #pragma unroll
-          for (int j = 0; j < P; ++j) sum[j] += LOG ? gv[u][j] : yv[u][j] * gv[u][j];
+          for (int j = 0; j < P; ++j) sum[j] += term<LOG>(yv[u][j], gv[u][j]);
     }
     column_all_reduce<TX, P>(sum, SumOp(), scratch, kStridedUncachedWarps);
     for (int64_t a = t.ty; col_ok && a < cs.axis; a += t.TY) {
@@ -224,7 +224,7 @@ __global__ void __launch_bounds__(32 * kStridedUncachedWarps)
       load_pack<T, P>(y + base + a * cs.inner, yv);
       load_pack<T, P>(dy + base + a * cs.inner, gv);
 #pragma unroll
-      for (int j = 0; j < P; ++j) yv[j] = LOG ? gv[j] - kexp(yv[j]) * sum[j] : (gv[j] - sum[j]) * yv[j];
+      for (int j = 0; j < P; ++j) yv[j] = grad<LOG>(yv[j], gv[j], sum[j]);
       store_pack<T, P>(dx + base + a * cs.inner, yv);
     }
   });
