@@ -44,18 +44,10 @@
 
 #include <cuda_fp16.h>
 
+#include "harness.cuh"
 #include "kgen/kgen.h"
 
 namespace {
-
-#define CUDA_OK(expr)                                                               \
-  do {                                                                              \
-    cudaError_t e_ = (expr);                                                        \
-    if (e_ != cudaSuccess) {                                                        \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                 \
-    }                                                                               \
-  } while (0)
 
 struct Options {
   std::vector<std::string> dtypes;  // per family default when empty
@@ -67,84 +59,6 @@ struct Options {
   std::string md, csv;
   std::string torch;  // topk: a CSV of PyTorch's times (bench/topk_torch.py)
 };
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t end = s.find(',', start);
-    if (end == std::string::npos) end = s.size();
-    if (end > start) out.push_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
-kgen_dtype_t parse_dtype(const std::string& s) {
-  if (s == "f32") return KGEN_FLOAT32;
-  if (s == "f16") return KGEN_FLOAT16;
-  if (s == "bf16") return KGEN_BFLOAT16;
-  if (s == "f64") return KGEN_FLOAT64;
-  if (s == "i32") return KGEN_INT32;
-  if (s == "i64") return KGEN_INT64;
-  if (s == "bool") return KGEN_BOOL;
-  if (s == "u8") return KGEN_UINT8;
-  std::fprintf(stderr, "unknown dtype %s\n", s.c_str());
-  std::exit(2);
-}
-
-// Deterministic pseudo-random fill: sums of three uniforms, about [-6, 6].
-
-__device__ float hash_uniform(uint64_t i, uint64_t seed) {
-  uint64_t z = i * 0x9E3779B97F4A7C15ull + seed;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return (z >> 40) * (1.0f / 16777216.0f);
-}
-
-__global__ void fill_random(void* p, int64_t n, int dtype, uint64_t seed) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
-    const float v = (hash_uniform(i, seed) + hash_uniform(i + n, seed) + hash_uniform(i + 2 * n, seed) - 1.5f) * 4.0f;
-    switch (dtype) {
-      case KGEN_FLOAT32: static_cast<float*>(p)[i] = v; break;
-      case KGEN_FLOAT64: static_cast<double*>(p)[i] = v; break;
-      case KGEN_INT32: static_cast<int*>(p)[i] = static_cast<int>(v * 1000.0f); break;
-      case KGEN_INT64: static_cast<long long*>(p)[i] = static_cast<long long>(v * 1000.0f); break;
-      case KGEN_BOOL: static_cast<uint8_t*>(p)[i] = v > 0.0f; break;
-      case KGEN_UINT8: static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(static_cast<int>(v * 20.0f)); break;
-      case KGEN_FLOAT16: static_cast<uint16_t*>(p)[i] = __half_as_ushort(__float2half_rn(v)); break;
-      case KGEN_BFLOAT16: {
-        uint32_t bits = __float_as_uint(v);
-        bits += 0x7FFFu + ((bits >> 16) & 1u);
-        static_cast<uint16_t*>(p)[i] = static_cast<uint16_t>(bits >> 16);
-        break;
-      }
-    }
-  }
-}
-
-// Median of `reps` event-timed runs of fn(set) after warm-up; sets rotate.
-double median_us(int reps, int sets, const std::function<void(int)>& fn) {
-  cudaEvent_t a, b;
-  CUDA_OK(cudaEventCreate(&a));
-  CUDA_OK(cudaEventCreate(&b));
-  // warm-up: clocks up, buffers touched, first-launch costs paid
-  for (int i = 0; i < 10; ++i) fn(i % sets);
-  CUDA_OK(cudaDeviceSynchronize());
-  std::vector<float> ms(reps);
-  for (int i = 0; i < reps; ++i) {
-    CUDA_OK(cudaEventRecord(a));
-    fn(i % sets);
-    CUDA_OK(cudaEventRecord(b));
-    CUDA_OK(cudaEventSynchronize(b));
-    CUDA_OK(cudaEventElapsedTime(&ms[i], a, b));
-  }
-  CUDA_OK(cudaEventDestroy(a));
-  CUDA_OK(cudaEventDestroy(b));
-  std::nth_element(ms.begin(), ms.begin() + reps / 2, ms.end());
-  return ms[reps / 2] * 1000.0;
-}
 
 // One measured line: the family's op, its shape, and the numbers.
 struct Row {
@@ -607,14 +521,8 @@ int bench_reduce(const Options& o) {
           return 1;
         }
         const Row base{opname, dname, shape, "", 0, 0, 0};
-        // a thread or a group of lanes per row with fewer than two warps
-        // of rows per SM: one run would take seconds (one thread summing
-        // 2^28 elements); the heuristic never picks them there either
         auto hopeless = [&](const std::string& n) {
-          int lanes = 0;
-          if (n.rfind("reduce_thread_", 0) == 0) lanes = 1;
-          else if (n.rfind("reduce_warp_", 0) == 0) lanes = std::atoi(n.c_str() + n.find("_g") + 2);
-          return lanes > 0 && c.outer * lanes < int64_t{run.prop.multiProcessorCount} * 64;
+          return reduce_hopeless(n, c.outer, run.prop.multiProcessorCount);
         };
         if (!time_candidates(run, o, base, copy, sets, candidates(selected, "reduce", dname, o.variants),
                              static_cast<double>(bytes), [&](const char* v, int s) {
@@ -835,11 +743,7 @@ int bench_topk(const Options& o) {
       CUDA_OK(cudaMalloc(&ws, std::max<size_t>(ws_bytes, 1)));
       Row base{"topk", dname, shape, "", 0, 0, 0};
       base.torch_us = torch_time(o.torch, dname, c);
-      // a warp per row with fewer rows than warps on one SM would take
-      // milliseconds on the long rows; the heuristic never picks it there
-      auto hopeless = [&](const std::string& v) {
-        return v.rfind("topk_queue_", 0) == 0 && c.batch < 64 && c.n > 65536;
-      };
+      auto hopeless = [&](const std::string& v) { return topk_hopeless(v, c.batch, c.n); };
       const bool ok = time_candidates(
           run, o, base, copy, sets, candidates(selected, "topk", dname, o.variants), static_cast<double>(bytes),
           [&](const char* v, int s) {

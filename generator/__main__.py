@@ -8,6 +8,7 @@ from .core import ARCHES, LEVELS, enumerate_op
 from .dtypes import DTYPES
 from .emit import dependency_files, output_names, render_all
 from .ops import load_ops
+from .tuning import database_files, embedded_texts, load_databases, winners
 
 
 def parse(argv):
@@ -40,10 +41,15 @@ def main(argv=None):
             print(f"--ops: unknown op {unknown[0]!r}", file=sys.stderr)
             return 2
         ops = [m for m in ops if m.OP in wanted]
-    by_op = {m.OP: enumerate_op(m, args.arch, args.level, args.dtypes, args.kernels or None) for m in ops}
+    databases = load_databases(args.arch)
+    picked = winners(databases)
+    by_op = {m.OP: enumerate_op(m, args.arch, args.level, args.dtypes, args.kernels or None, picked)
+             for m in ops}
     variants = [v for m in ops for v in by_op[m.OP]]
     if args.deps:
-        for path in dependency_files():
+        # the databases decide the default and tuned levels, but are not
+        # part of the generator's hash (they are measured on its kernels)
+        for path in dependency_files() + database_files():
             print(path)
     elif args.list:
         for v in variants:
@@ -54,7 +60,9 @@ def main(argv=None):
         for name in output_names(variants):
             print(name)
     else:
-        written = render_all(ops, by_op, args.out, args.arch, args.level)
+        compiled = {v.name for v in variants}
+        written = render_all(ops, by_op, args.out, args.arch, args.level,
+                             embedded_texts(databases, compiled))
         print(f"generator: {len(variants)} variants, {len(written)} files changed in {args.out}")
     return 0
 

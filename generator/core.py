@@ -11,12 +11,15 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import AbstractSet, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .dtypes import DType, DTYPES
 
 ARCHES = ("sm_80", "sm_86", "sm_89", "sm_90")
-LEVELS = ("default", "full")
+# default: the pruned set around the heuristic picks, plus the winners of the
+# committed tuning databases; full: the whole space (what kgen-tune sweeps);
+# tuned: only the winners of the committed databases plus the generic variants.
+LEVELS = ("default", "full", "tuned")
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,8 @@ def variant_name(op: str, tier: Tier, dtype: DType, params: Dict[str, int]) -> s
     return "_".join(parts)
 
 
-def enumerate_tier(op: str, tier: Tier, dtype: DType, arch: str, level: str) -> List[Variant]:
+def enumerate_tier(op: str, tier: Tier, dtype: DType, arch: str, level: str,
+                   winners: AbstractSet[str] = frozenset()) -> List[Variant]:
     names = [p.name for p in tier.params]
     spaces = [list(p.values(dtype)) for p in tier.params]
     out = []
@@ -85,17 +89,22 @@ def enumerate_tier(op: str, tier: Tier, dtype: DType, arch: str, level: str) -> 
         params = dict(zip(names, combo))
         if not tier.valid(dtype, params, arch):
             continue
-        if level == "default" and not tier.generic and not tier.in_default(dtype, params):
-            continue
+        name = variant_name(op, tier, dtype, params)
+        if not tier.generic and name not in winners:
+            if level == "tuned" or (level == "default" and not tier.in_default(dtype, params)):
+                continue
         ordered = tuple((n, params[n]) for n in names) + tuple(tier.fixed)
-        out.append(Variant(op, tier, dtype, ordered, variant_name(op, tier, dtype, params)))
+        out.append(Variant(op, tier, dtype, ordered, name))
     return out
 
 
 def enumerate_op(op_module, arch: str, level: str, dtypes: Sequence[str],
-                 kernels: Optional[str] = None) -> List[Variant]:
+                 kernels: Optional[str] = None,
+                 winners: AbstractSet[str] = frozenset()) -> List[Variant]:
     """All variants of one op, in a deterministic order (tier, dtype, params).
-    The kernel filter never removes generic variants: selection relies on them."""
+    The kernel filter never removes generic variants: selection relies on them.
+    `winners` (variant names the tuning databases pick) join the default
+    level and make up the tuned one."""
     if arch not in ARCHES:
         raise ValueError(f"arch must be one of {', '.join(ARCHES)}, got {arch!r}")
     if level not in LEVELS:
@@ -110,7 +119,7 @@ def enumerate_op(op_module, arch: str, level: str, dtypes: Sequence[str],
             if table is None and short not in dtypes:
                 continue
             element = table[short] if table is not None else DTYPES[short]
-            for v in enumerate_tier(op_module.OP, tier, element, arch, level):
+            for v in enumerate_tier(op_module.OP, tier, element, arch, level, winners):
                 if pattern is None or v.generic or pattern.search(v.name):
                     result.append(v)
     names = [v.name for v in result]

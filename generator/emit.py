@@ -71,7 +71,9 @@ def generator_hash() -> str:
     return h.hexdigest()[:16]
 
 
-def render_all(ops, variants_by_op: Dict[str, List[Variant]], out: Path, arch: str, level: str) -> List[str]:
+def render_all(ops, variants_by_op: Dict[str, List[Variant]], out: Path, arch: str, level: str,
+               databases: Sequence[str] = ()) -> List[str]:
+    """`databases`: the JSON texts of the tuning databases to compile in."""
     env = environment()
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -105,7 +107,7 @@ def render_all(ops, variants_by_op: Dict[str, List[Variant]], out: Path, arch: s
         if write_if_changed(out / f"{v.name}.cu", text):
             written.append(v.name + ".cu")
     ctx = dict(families=families, variants=all_variants, arch=arch, level=level,
-               generator_hash=generator_hash())
+               generator_hash=generator_hash(), databases=databases)
     for tpl, fname in (("registry.gen.cpp.j2", "registry.gen.cpp"),
                        ("params.gen.hpp.j2", "kgen_params.gen.hpp")):
         if write_if_changed(out / fname, env.get_template(tpl).render(**ctx)):

@@ -1,6 +1,8 @@
 // Entry points that belong to no family: statuses, version, introspection.
 #include "dtype.hpp"
+#include "device.hpp"
 #include "registry.hpp"
+#include "tuning/db.hpp"
 
 #ifndef KGEN_VERSION
 #define KGEN_VERSION "0.0.0"
@@ -43,5 +45,17 @@ const char* kgen_variant_family(int64_t index) {
 
 const char* kgen_build_arch(void) { return kgen::gen::kBuildArch; }
 const char* kgen_build_level(void) { return kgen::gen::kBuildLevel; }
+const char* kgen_generator_hash(void) { return kgen::gen::kGeneratorHash; }
+
+const char* kgen_tuning_database(void) {
+  try {
+    const kgen::DeviceInfo* device = nullptr;
+    if (kgen::current_device(&device) != KGEN_OK) return "";
+    const kgen::tuning::Database* db = kgen::tuning::database_for(*device);
+    return db ? db->description.c_str() : "";
+  } catch (...) {
+    return "";
+  }
+}
 
 }  // extern "C"

@@ -27,6 +27,8 @@ extern const std::size_t kRegistrySize;
 extern const char* const kBuildArch;
 extern const char* const kBuildLevel;
 extern const char* const kGeneratorHash;
+extern const char* const kTuningDatabases[];  // JSON texts, kTuningDatabaseCount of them
+extern const std::size_t kTuningDatabaseCount;
 }  // namespace gen
 
 }  // namespace kgen

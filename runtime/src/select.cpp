@@ -36,7 +36,12 @@ kgen_status_t find_named_mover(const char* variant, Family family, const Variant
 
 Selection select_variant(Family family, int element, const DeviceInfo& device,
                          const void* problem, ScoreFn heuristic) {
-  if (const VariantInfo* tuned = tuned_variant(family, element, device, problem))
+  return select_from(active_database(device), family, element, problem, heuristic);
+}
+
+Selection select_from(const tuning::Database* db, Family family, int element, const void* problem,
+                      ScoreFn heuristic) {
+  if (const VariantInfo* tuned = tuned_variant(db, family, element, problem))
     if (tuned->supports(*tuned, problem)) return {tuned, Source::tuning_db};
 
   const VariantInfo* best = nullptr;

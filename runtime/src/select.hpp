@@ -43,8 +43,16 @@ kgen_status_t find_named(const char* variant, Family family, kgen_dtype_t dtype,
 kgen_status_t find_named_mover(const char* variant, Family family, const VariantInfo** named,
                                int* max_movement);
 
+namespace tuning {
+struct Database;
+}
+
+// The three steps with the database of this device (active_database).
 Selection select_variant(Family family, int element, const DeviceInfo& device,
                          const void* problem, ScoreFn heuristic);
+// The same with a given database (null: none), for tests.
+Selection select_from(const tuning::Database* db, Family family, int element, const void* problem,
+                      ScoreFn heuristic);
 
 // Writes a short description of a family's problem ("rows=4 cols=7") for
 // error messages; called only on failure.

@@ -1,13 +1,20 @@
-// Step 1 of selection: the per-GPU tuning database.  No database format or
-// sweep exists yet, so there is no preference and selection goes on to the
-// heuristic; the autotuning work fills this in.
+// Step 1 of selection: the tuning database of this GPU (runtime/src/tuning/).
 #pragma once
 
 #include "variant.hpp"
 
 namespace kgen {
+namespace tuning {
+struct Database;
+}
 
-const VariantInfo* tuned_variant(Family family, int element, const DeviceInfo& device,
+// The database selection consults on this device: null when none applies
+// or tuning is turned off (tuning::set_enabled).
+const tuning::Database* active_database(const DeviceInfo& device);
+
+// The variant db (may be null) picks for the problem's bucket, or null when
+// it has no entry for it.  The caller still checks supports().
+const VariantInfo* tuned_variant(const tuning::Database* db, Family family, int element,
                                  const void* problem);
 
 }  // namespace kgen

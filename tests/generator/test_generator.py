@@ -12,6 +12,7 @@ from generator.dtypes import DTYPES
 from generator.emit import output_names, render_all
 from generator.ops import load_ops
 from generator.ops import expand, permute, reduce, softmax, softmax_backward, where
+from generator import tuning
 
 ALL = softmax.DTYPES
 ROOT = Path(__file__).resolve().parents[2]
@@ -144,12 +145,48 @@ def test_render_writes_only_changed_files(tmp_path):
 def test_cli_list_matches_enumeration():
     out = subprocess.run([sys.executable, "-m", "generator", "--arch", "sm_90", "--level",
                           "default", "--list"], cwd=ROOT, capture_output=True, text=True, check=True)
+    picked = tuning.winners(tuning.load_databases("sm_90"))
     assert out.stdout.split() == [v.name for m in load_ops()
-                                  for v in enumerate_op(m, "sm_90", "default", tuple(DTYPES))]
+                                  for v in enumerate_op(m, "sm_90", "default", tuple(DTYPES), None, picked)]
     assert "variants" in out.stderr
     bad = subprocess.run([sys.executable, "-m", "generator", "--dtypes", "f8", "--list"],
                          cwd=ROOT, capture_output=True, text=True)
     assert bad.returncode == 2 and "--dtypes" in bad.stderr
+
+
+def test_tuning_winners_join_the_default_level_and_make_up_the_tuned_one():
+    full = names("full")
+    default = set(names("default"))
+    extra = next(n for n in full if n not in default)  # a variant only the full level has
+    picked = {extra, "softmax_no_such_variant"}
+    with_winner = [v.name for v in enumerate_op(softmax, "sm_90", "default", ALL, None, picked)]
+    assert set(with_winner) == default | {extra}
+    assert with_winner == [n for n in full if n in default or n == extra]  # generator order kept
+    tuned = [v.name for v in enumerate_op(softmax, "sm_90", "tuned", ALL, None, picked)]
+    assert tuned == [n for n in full if "_generic_" in n or n == extra]
+    assert [v.name for v in enumerate_op(softmax, "sm_90", "tuned", ALL)] == \
+        [f"softmax_generic_{d}" for d in ALL]
+    # the kernel filter applies to winners too
+    assert extra not in [v.name for v in enumerate_op(softmax, "sm_90", "default", ALL, r"^nothing$", picked)]
+
+
+def test_tuning_databases_are_read_filtered_and_embedded(tmp_path, monkeypatch, capsys):
+    import json
+    good = {"format": 1, "gpu": "G", "sm_count": 1, "arch": "sm_90", "generator_hash": "h",
+            "library_version": "0", "entries": [
+                {"family": "softmax", "bucket": "row_c10", "variant": "softmax_generic_f32"},
+                {"family": "softmax", "bucket": "row_c11", "variant": "softmax_warp_f32_gone"}]}
+    (tmp_path / "a_1.json").write_text(json.dumps(good))
+    (tmp_path / "b_1.json").write_text(json.dumps(dict(good, arch="sm_80")))
+    (tmp_path / "c_1.json").write_text("{ not json")
+    monkeypatch.setattr(tuning, "DB_DIR", tmp_path)
+    dbs = tuning.load_databases("sm_90")
+    assert "skipping tuning database c_1.json" in capsys.readouterr().err
+    assert [db["arch"] for db in dbs] == ["sm_90"]
+    assert tuning.winners(dbs) == {"softmax_generic_f32", "softmax_warp_f32_gone"}
+    [text] = tuning.embedded_texts(dbs, {"softmax_generic_f32"})
+    assert [e["variant"] for e in json.loads(text)["entries"]] == ["softmax_generic_f32"]
+    assert ")kgendb" not in text
 
 
 def reduce_variants(level):

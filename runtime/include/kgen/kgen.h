@@ -334,6 +334,15 @@ KGEN_API const char* kgen_variant_family(int64_t index);
 /* The build's target arch ("sm_90") and level ("default", "full"). */
 KGEN_API const char* kgen_build_arch(void);
 KGEN_API const char* kgen_build_level(void);
+/* The hash of the generator and templates the kernels were generated from:
+ * a tuning database measured on other kernels is stale. */
+KGEN_API const char* kgen_generator_hash(void);
+/* The tuning database selection uses on the current device, e.g.
+ * "NVIDIA H100 80GB HBM3 (132 SMs), compiled in"; "" when none applies (no
+ * database of this arch, KGEN_TUNING_DB=off, or no device).  Selection
+ * then uses the families' heuristics.  KGEN_TUNING_DB=path (read once, at
+ * the first selection) replaces the compiled-in databases. */
+KGEN_API const char* kgen_tuning_database(void);
 
 #ifdef __cplusplus
 } /* extern "C" */

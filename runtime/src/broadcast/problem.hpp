@@ -102,6 +102,8 @@ struct Problem {
 
 bool supports(const VariantInfo& v, const void* problem);
 Score heuristic(const VariantInfo& v, const void* problem);
+// The tuning bucket of a problem (runtime/src/tuning/bucket.hpp).
+void bucket(const void* problem, char* out, int size);
 
 }  // namespace broadcast
 }  // namespace kgen

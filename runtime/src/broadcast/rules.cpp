@@ -7,10 +7,13 @@
 // dim aligned to a pack.  int32 indices need fewer than 2^31 packs (fast
 // division); every launch fewer than 2^31 blocks.
 // Preference: the widest pack (16-byte accesses), then int32 indices.
+#include <algorithm>
 #include <cstdint>
+#include <cstdio>
 
 #include "broadcast/problem.hpp"
 #include "kgen_params.gen.hpp"
+#include "tuning/bucket.hpp"
 #include "validate.hpp"
 
 namespace kgen {
@@ -89,6 +92,15 @@ Score heuristic(const VariantInfo& v, const void* problem) {
   s.key[1] = int64_t{q.pack} * l.movement;  // wide accesses
   s.key[2] = q.index == 0;                  // int32 indices: fast division
   return s;
+}
+
+// By route (all inputs full, fill, broadcast), rank and the power-of-two
+// class (capped at 2^10) of the innermost extent, which bounds the pack.
+void bucket(const void* problem, char* out, int size) {
+  const Layout& l = static_cast<const Problem*>(problem)->layout;
+  using tuning::log2_class;
+  std::snprintf(out, size, "%s_r%d_i%d", route_name(route(l)), l.rank,
+                l.rank > 0 ? std::min(log2_class(l.dims[l.rank - 1]), 10) : 0);
 }
 
 }  // namespace broadcast

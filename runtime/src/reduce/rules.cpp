@@ -10,11 +10,13 @@
 // what no other compiled variant can.
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 
 #include "dtype.hpp"
 #include "validate.hpp"
 #include "kgen_params.gen.hpp"
+#include "tuning/bucket.hpp"
 #include "reduce/problem.hpp"
 
 namespace kgen {
@@ -121,6 +123,23 @@ Plan plan_for(const VariantInfo& v, const Problem& p) {
                           : plan_cols(p, q.block_size, q.pack_size, q.fold, q.lanes);
     default: return plan_rows(p, q.block_size, q.pack_size, q.fold, false);
   }
+}
+
+// Values and arg reductions apart (their partials differ in size); the last
+// dim by the power of two of the row length and a factor-8 class of the row
+// count (few long rows split); a middle axis by factor-4 classes of the
+// reduced and inner extents; the whole tensor by factor-4 classes of its size.
+void bucket(const void* problem, char* out, int size) {
+  const Problem& p = *static_cast<const Problem*>(problem);
+  using tuning::log2_class;
+  const char* kind = is_arg(p.op) ? "arg" : "val";
+  if (p.inner == 1 && p.outer == 1)
+    std::snprintf(out, size, "%s_all_r%d", kind, (log2_class(p.reduce) + 1) / 2);
+  else if (p.inner == 1)
+    std::snprintf(out, size, "%s_last_r%d_o%d", kind, log2_class(p.reduce), log2_class(p.outer) / 3);
+  else
+    std::snprintf(out, size, "%s_mid_r%d_i%d", kind, (log2_class(p.reduce) + 1) / 2,
+                  (log2_class(p.inner) + 1) / 2);
 }
 
 }  // namespace reduce

@@ -91,6 +91,8 @@ inline int strided_warps(const Problem& p, int col_lanes, int axis_per_thread) {
 bool supports(const VariantInfo& v, const void* problem);
 bool supports_backward(const VariantInfo& v, const void* problem);
 Score heuristic(const VariantInfo& v, const void* problem);
+// The tuning bucket of a problem (runtime/src/tuning/bucket.hpp).
+void bucket(const void* problem, char* out, int size);
 
 }  // namespace softmax
 }  // namespace kgen

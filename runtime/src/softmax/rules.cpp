@@ -12,10 +12,12 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstdint>
+#include <cstdio>
 
 #include "dtype.hpp"
 #include "validate.hpp"
 #include "kgen_params.gen.hpp"
+#include "tuning/bucket.hpp"
 #include "softmax/problem.hpp"
 
 namespace kgen {
@@ -162,6 +164,20 @@ Score heuristic(const VariantInfo& v, const void* problem) {
   if (v.family == Family::softmax_backward)
     return heuristic_as<gen::SoftmaxBackwardParams, gen::SoftmaxBackwardTier>(v, p);
   return heuristic_as<gen::SoftmaxParams, gen::SoftmaxTier>(v, p);
+}
+
+// Row softmax by the power of two of the row length (the tiers change at
+// 2^k columns), few rows apart (under 1024 rows a wave is not full); the
+// masked rows likewise; the strided layout by factor-4 classes of the axis
+// and of inner (the register tile's fit and the block's warps).
+void bucket(const void* problem, char* out, int size) {
+  const Problem& p = *static_cast<const Problem*>(problem);
+  using tuning::log2_class;
+  if (p.inner > 1)
+    std::snprintf(out, size, "strided_a%d_i%d", (log2_class(p.cols) + 1) / 2, (log2_class(p.inner) + 1) / 2);
+  else
+    std::snprintf(out, size, "%s_c%d%s", p.mask ? "masked" : "row", log2_class(p.cols),
+                  p.rows < 1024 ? "_few" : "");
 }
 
 }  // namespace softmax

@@ -168,6 +168,8 @@ inline Plan plan_block(const Problem& p) {
 
 bool supports(const VariantInfo& v, const void* problem);
 Score heuristic(const VariantInfo& v, const void* problem);
+// The tuning bucket of a problem (runtime/src/tuning/bucket.hpp).
+void bucket(const void* problem, char* out, int size);
 // The plan of variant v for problem p (its workspace size in .bytes).
 Plan plan_for(const VariantInfo& v, const Problem& p);
 

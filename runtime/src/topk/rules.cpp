@@ -7,10 +7,13 @@
 // smallest capacity that holds k); rows that fit a block and are enough to
 // fill the GPU: block (the smallest row capacity that holds n); few long
 // rows: multi.
+#include <algorithm>
 #include <cstdint>
+#include <cstdio>
 
 #include "dtype.hpp"
 #include "kgen_params.gen.hpp"
+#include "tuning/bucket.hpp"
 #include "topk/problem.hpp"
 #include "validate.hpp"
 
@@ -84,6 +87,15 @@ Plan plan_for(const VariantInfo& v, const Problem& p) {
     case Tier::block: return plan_block(p);
     default: return plan_multi(p, q.block_size, q.pack_size, q.radix);
   }
+}
+
+// By factor-4 classes of the batch, the row length and k: the tiers turn on
+// rows filling blocks or warps, row capacity and k's fit in a warp's queue.
+void bucket(const void* problem, char* out, int size) {
+  const Problem& p = *static_cast<const Problem*>(problem);
+  using tuning::log2_class;
+  std::snprintf(out, size, "b%d_n%d_k%d", (log2_class(p.batch) + 1) / 2, (log2_class(p.n) + 1) / 2,
+                (log2_class(p.k) + 1) / 2);
 }
 
 }  // namespace topk

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# On a machine with a GPU: the tuning sweep of some families and its report.
+# Builds the full level of those families (float32, float16, bfloat16) in
+# build-tune/, runs kgen-tune over tuning/problems/ into OUTDIR (the
+# database <gpu>_<sms>.json, merged with the one in tuning/db/ for the other
+# families, and sweep.csv), then kgen-tune --report on tuning/heldout/ with
+# that database (report.md, report.csv).  Logs in OUTDIR too.
+#   scripts/tune.sh OUTDIR [FAMILIES] [--budget-ms MS]
+# FAMILIES: comma-separated (default: all seven).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=$1; families=${2:-softmax,softmax_backward,reduce,permute,expand,where,topk}; shift 2 2>/dev/null || shift $#
+mkdir -p "$out"
+export PATH="/usr/local/cuda/bin:$PATH"
+# the kernel filter: each family's variants (softmax_ alone would take the backward's too)
+regex=""
+for f in ${families//,/ }; do
+  [ "$f" = softmax ] && pat='softmax_(?!backward_)' || pat="${f}_"
+  regex="${regex:+$regex|}$pat"
+done
+t0=$(date +%s)
+meson setup build-tune -Dlevel=full -Darch=sm_90 -Ddtypes=f32,f16,bf16 -Dtests=false "-Dkernels=^($regex)" \
+  > "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
+ninja -C build-tune tuning/kgen-tune >> "$out/build.log" 2>&1 || { grep -E "error" -A5 "$out/build.log" | head -60; exit 1; }
+echo "build (full level of $families, $(grep -c '&v_' build-tune/generated/registry.gen.cpp) variants): $(( $(date +%s) - t0 )) s"
+gpu=$(build-tune/tuning/kgen-tune --check >/dev/null && nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+echo "GPU: $gpu"
+# start from the committed database of this GPU, so that other families' entries are kept
+for db in tuning/db/*.json; do [ -e "$db" ] && cp "$db" "$out/"; done
+t1=$(date +%s)
+build-tune/tuning/kgen-tune --ops "$families" --db-dir "$out" --csv "$out/sweep.csv" "$@" 2> "$out/sweep.log"
+rc=$?
+grep -E "^bucket|kgen-tune" "$out/sweep.log" | tail -80
+gzip -f "$out/sweep.csv"
+echo "sweep: rc=$rc, $(( $(date +%s) - t1 )) s"
+[ $rc -eq 0 ] || { tail -20 "$out/sweep.log"; exit $rc; }
+db=$(ls -t "$out"/*.json | head -1)
+t2=$(date +%s)
+KGEN_TUNING_DB="$db" build-tune/tuning/kgen-tune --report --ops "$families" --md "$out/report.md" \
+  --csv "$out/report.csv" "$@" > /dev/null 2> "$out/report.log"
+rc=$?
+tail -n 12 "$out/report.md"
+echo "report: rc=$rc, $(( $(date +%s) - t2 )) s"
+exit $rc
