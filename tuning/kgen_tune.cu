@@ -314,9 +314,14 @@ std::vector<Winner> pick_winners(const std::vector<Measured>& all) {
       out.push_back({kgen::family_name(ms.front()->family), std::get<2>(kv.first), element_name(std::get<1>(kv.first)), best, gain});
       verdict = "kept";
     }
-    std::fprintf(stderr, "bucket %s %s %s (%zu problems): best %s, %.1f%% over the heuristic, spread %.1f%%: %s\n",
-                 kgen::family_name(ms.front()->family), element_name(std::get<1>(kv.first)).c_str(),
-                 std::get<2>(kv.first).c_str(), ms.size(), best.c_str(), 100 * gain, 100 * spread, verdict);
+    if (best.empty())
+      std::fprintf(stderr, "bucket %s %s %s (%zu problems): no variant is within the spread (%.1f%%) of the "
+                   "heuristic on every problem: heuristic stays\n", kgen::family_name(ms.front()->family),
+                   element_name(std::get<1>(kv.first)).c_str(), std::get<2>(kv.first).c_str(), ms.size(), 100 * spread);
+    else
+      std::fprintf(stderr, "bucket %s %s %s (%zu problems): best %s, %.1f%% over the heuristic, spread %.1f%%: %s\n",
+                   kgen::family_name(ms.front()->family), element_name(std::get<1>(kv.first)).c_str(),
+                   std::get<2>(kv.first).c_str(), ms.size(), best.c_str(), 100 * gain, 100 * spread, verdict);
   }
   return out;
 }

@@ -32,7 +32,7 @@ std::string db_text(const std::string& entries, const std::string& hash = kgen::
 }
 
 const std::string kSoftmaxEntry =
-    "{\"family\": \"softmax\", \"bucket\": \"row_c10\", \"variant\": \"softmax_generic_f32\"}";
+    "{\"family\": \"softmax\", \"bucket\": \"row_w1024\", \"variant\": \"softmax_generic_f32\"}";
 const std::string kPermuteEntry =
     "{\"family\": \"permute\", \"bucket\": \"tile_i10_j10_b0\", \"variant\": \"permute_generic_b2\"}";
 
@@ -91,11 +91,11 @@ TEST_CASE("a good database loads; its entries are found by family, element and b
   CHECK(db.sm_count == 132);
   CHECK(db.arch == "sm_90");
   REQUIRE(db.entries.size() == 2);
-  CHECK(db.find(Family::softmax, KGEN_FLOAT32, "row_c10") == find("softmax_generic_f32"));
+  CHECK(db.find(Family::softmax, KGEN_FLOAT32, "row_w1024") == find("softmax_generic_f32"));
   CHECK(db.find(Family::permute, kgen::movement_key(2), "tile_i10_j10_b0") == find("permute_generic_b2"));
-  CHECK(db.find(Family::softmax, KGEN_FLOAT32, "row_c11") == nullptr);      // another bucket
-  CHECK(db.find(Family::softmax, KGEN_FLOAT16, "row_c10") == nullptr);      // another element
-  CHECK(db.find(Family::softmax_backward, KGEN_FLOAT32, "row_c10") == nullptr);  // another family
+  CHECK(db.find(Family::softmax, KGEN_FLOAT32, "row_w1536") == nullptr);      // another bucket
+  CHECK(db.find(Family::softmax, KGEN_FLOAT16, "row_w1024") == nullptr);      // another element
+  CHECK(db.find(Family::softmax_backward, KGEN_FLOAT32, "row_w1024") == nullptr);  // another family
   // an empty database is valid (a sweep where the heuristic won everywhere)
   REQUIRE(load(db_text(""), &db, &why));
   CHECK(db.entries.empty());
@@ -121,7 +121,7 @@ TEST_CASE("a corrupt database is refused, saying why, whatever the defect", "[tu
       {"[1, 2, 3]", "not a JSON object"},
       {"{\"format\": 1}", "gpu"},                                                 // members missing
       {db_text("7"), "not an object"},
-      {db_text("{\"family\": \"softmax\", \"bucket\": \"row_c10\"}"), "variant"},
+      {db_text("{\"family\": \"softmax\", \"bucket\": \"row_w1024\"}"), "variant"},
       {db_text("{\"family\": \"sofmax\", \"bucket\": \"b\", \"variant\": \"softmax_generic_f32\"}"), "unknown family"},
       {db_text("{\"family\": \"expand\", \"bucket\": \"b\", \"variant\": \"permute_generic_b4\"}"), "not of family"},
       {db_text("{\"family\": \"softmax\", \"bucket\": \"\", \"variant\": \"softmax_generic_f32\"}"), "bucket"},
@@ -141,7 +141,7 @@ TEST_CASE("a corrupt database is refused, saying why, whatever the defect", "[tu
 TEST_CASE("a database naming a variant that is not compiled in is refused", "[tuning]") {
   Database db;
   std::string why;
-  CHECK_FALSE(load(db_text(kSoftmaxEntry + ", {\"family\": \"softmax\", \"bucket\": \"row_c4\", "
+  CHECK_FALSE(load(db_text(kSoftmaxEntry + ", {\"family\": \"softmax\", \"bucket\": \"row_w16\", "
                                            "\"variant\": \"softmax_warp_f32_p99_c1_g32_r1_pad\"}"),
                    &db, &why));
   CHECK(why.find("softmax_warp_f32_p99_c1_g32_r1_pad") != std::string::npos);
@@ -223,7 +223,7 @@ TEST_CASE("selection order: the database's entry, else the heuristic, else the g
   kgen::softmax::Problem p{KGEN_FLOAT32, false, 4096, 1024, x, y, &dev};
   char bucket[kgen::tuning::kBucketChars];
   kgen::tuning::bucket_of(Family::softmax, &p, bucket, sizeof bucket);
-  CHECK(std::string(bucket) == "row_c10");
+  CHECK(std::string(bucket) == "row_w1024");
 
   Database db;
   std::string why;
@@ -260,10 +260,10 @@ TEST_CASE("a database entry whose variant cannot run the problem falls back to t
   REQUIRE(cannot != nullptr);
   Database db;
   std::string why;
-  REQUIRE(load(db_text("{\"family\": \"softmax\", \"bucket\": \"row_c10\", \"variant\": \"" +
+  REQUIRE(load(db_text("{\"family\": \"softmax\", \"bucket\": \"row_w1024\", \"variant\": \"" +
                        std::string(cannot->name) + "\"}"),
                &db, &why));
-  REQUIRE(db.find(Family::softmax, KGEN_FLOAT32, "row_c10") == cannot);
+  REQUIRE(db.find(Family::softmax, KGEN_FLOAT32, "row_w1024") == cannot);
   const auto s = kgen::select_from(&db, Family::softmax, KGEN_FLOAT32, &p, &kgen::softmax::heuristic);
   const auto h = kgen::select_from(nullptr, Family::softmax, KGEN_FLOAT32, &p, &kgen::softmax::heuristic);
   CHECK(s.source != kgen::Source::tuning_db);
@@ -281,10 +281,15 @@ TEST_CASE("buckets follow the extents that move the ranking", "[tuning]") {
     kgen::tuning::bucket_of(Family::softmax, &p, b, sizeof b);
     return std::string(b);
   };
-  CHECK(softmax_bucket(8192, 513, 1) == "row_c10");
-  CHECK(softmax_bucket(8192, 1024, 1) == "row_c10");
-  CHECK(softmax_bucket(8192, 1025, 1) == "row_c11");
-  CHECK(softmax_bucket(100, 1024, 1) == "row_c10_few");
+  CHECK(softmax_bucket(8192, 513, 1) == "row_w768");
+  CHECK(softmax_bucket(8192, 768, 1) == "row_w768");
+  CHECK(softmax_bucket(8192, 1024, 1) == "row_w1024");
+  CHECK(softmax_bucket(8192, 1025, 1) == "row_w1536");
+  CHECK(softmax_bucket(8192, 3, 1) == "row_w4");
+  CHECK(softmax_bucket(8192, 2049, 1) == "row_c12");
+  CHECK(softmax_bucket(8192, 4096, 1) == "row_c12");
+  CHECK(softmax_bucket(100, 1024, 1) == "row_w1024_few");
+  CHECK(softmax_bucket(100, 100000, 1) == "row_c17_few");
   CHECK(softmax_bucket(64, 1024, 4096) == "strided_a5_i6");
   CHECK(kgen::tuning::log2_class(1) == 0);
   CHECK(kgen::tuning::log2_class(2) == 1);

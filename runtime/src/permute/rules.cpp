@@ -117,20 +117,20 @@ Score heuristic(const VariantInfo& v, const void* problem) {
   return Score::reject();
 }
 
-// A permute that keeps the innermost dim by its rank and row length; one
-// that moves it by the power-of-two classes (capped at 2^10) of the two
-// extents a tile spans, and whether there are batch dims.
+// A permute that keeps the innermost dim by its rank and a factor-4 class
+// of the row length (in units); one that moves it by factor-4 classes
+// (capped at 512 and up) of the two extents a tile spans, and whether there
+// are batch dims.
 void bucket(const void* problem, char* out, int size) {
   const Shape& s = static_cast<const Problem*>(problem)->shape;
-  using tuning::log2_class;
+  auto cls = [](int64_t n) { return std::min((tuning::log2_class(n) + 1) / 2, 5); };
   if (is_copy(s)) {
     std::snprintf(out, size, "copy");
   } else if (keeps_last(s)) {
-    std::snprintf(out, size, "row_r%d_l%d", s.rank, std::min(log2_class(s.dims[s.rank - 1]), 12));
+    std::snprintf(out, size, "row_r%d_l%d", s.rank, cls(s.dims[s.rank - 1]));
   } else {
     const TileView t = tile_view(s);
-    std::snprintf(out, size, "tile_i%d_j%d_b%d", std::min(log2_class(t.ni), 10),
-                  std::min(log2_class(t.nj), 10), t.batches > 1 ? 1 : 0);
+    std::snprintf(out, size, "tile_i%d_j%d_b%d", cls(t.ni), cls(t.nj), t.batches > 1 ? 1 : 0);
   }
 }
 

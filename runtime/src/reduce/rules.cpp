@@ -126,9 +126,9 @@ Plan plan_for(const VariantInfo& v, const Problem& p) {
 }
 
 // Values and arg reductions apart (their partials differ in size); the last
-// dim by the power of two of the row length and a factor-8 class of the row
-// count (few long rows split); a middle axis by factor-4 classes of the
-// reduced and inner extents; the whole tensor by factor-4 classes of its size.
+// dim by the power of two of the row length, under 1024 rows apart (few long
+// rows are split across blocks); a middle axis by factor-4 classes of the
+// reduced and inner extents; the whole tensor by a factor-4 class of its size.
 void bucket(const void* problem, char* out, int size) {
   const Problem& p = *static_cast<const Problem*>(problem);
   using tuning::log2_class;
@@ -136,7 +136,7 @@ void bucket(const void* problem, char* out, int size) {
   if (p.inner == 1 && p.outer == 1)
     std::snprintf(out, size, "%s_all_r%d", kind, (log2_class(p.reduce) + 1) / 2);
   else if (p.inner == 1)
-    std::snprintf(out, size, "%s_last_r%d_o%d", kind, log2_class(p.reduce), log2_class(p.outer) / 3);
+    std::snprintf(out, size, "%s_last_r%d%s", kind, log2_class(p.reduce), p.outer < 1024 ? "_few" : "");
   else
     std::snprintf(out, size, "%s_mid_r%d_i%d", kind, (log2_class(p.reduce) + 1) / 2,
                   (log2_class(p.inner) + 1) / 2);

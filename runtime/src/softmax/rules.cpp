@@ -166,18 +166,32 @@ Score heuristic(const VariantInfo& v, const void* problem) {
   return heuristic_as<gen::SoftmaxParams, gen::SoftmaxTier>(v, p);
 }
 
-// Row softmax by the power of two of the row length (the tiers change at
-// 2^k columns), few rows apart (under 1024 rows a wave is not full); the
-// masked rows likewise; the strided layout by factor-4 classes of the axis
-// and of inner (the register tile's fit and the block's warps).
+// The warp tier's row capacities (32 lanes x cols_per_thread, narrower lane
+// groups below 32 columns): a row up to 2048 columns is bucketed by the
+// smallest that holds it, so that the rows of a bucket share the warp
+// variant that fits them (H100 sweep: float16 rows of 768 and 1024 want
+// pack 4 at 24 and 32 values a lane, a power-of-two bucket cannot hold both).
+constexpr int64_t kWarpCapacities[] = {1, 2, 4, 8, 16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048};
+
+// Rows (masked or not) by warp capacity, longer rows by the power of two of
+// their length; under 1024 rows (under a wave of blocks) apart.  The
+// strided layout by factor-4 classes of the axis and of inner (the register
+// tile's fit and the block's warps).
 void bucket(const void* problem, char* out, int size) {
   const Problem& p = *static_cast<const Problem*>(problem);
   using tuning::log2_class;
-  if (p.inner > 1)
+  if (p.inner > 1) {
     std::snprintf(out, size, "strided_a%d_i%d", (log2_class(p.cols) + 1) / 2, (log2_class(p.inner) + 1) / 2);
-  else
-    std::snprintf(out, size, "%s_c%d%s", p.mask ? "masked" : "row", log2_class(p.cols),
-                  p.rows < 1024 ? "_few" : "");
+    return;
+  }
+  const char* kind = p.mask ? "masked" : "row";
+  const char* few = p.rows < 1024 ? "_few" : "";
+  for (int64_t cap : kWarpCapacities)
+    if (p.cols <= cap) {
+      std::snprintf(out, size, "%s_w%lld%s", kind, static_cast<long long>(cap), few);
+      return;
+    }
+  std::snprintf(out, size, "%s_c%d%s", kind, log2_class(p.cols), few);
 }
 
 }  // namespace softmax

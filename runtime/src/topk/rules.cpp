@@ -89,13 +89,15 @@ Plan plan_for(const VariantInfo& v, const Problem& p) {
   }
 }
 
-// By factor-4 classes of the batch, the row length and k: the tiers turn on
-// rows filling blocks or warps, row capacity and k's fit in a warp's queue.
+// By the power of two of the row length (the block tier's row capacity is a
+// fit), a factor-4 class of k, and four classes of the batch: under 16 rows,
+// under 256 (about two rows an SM), under 4096, more (the tiers turn on rows
+// filling blocks or warps).
 void bucket(const void* problem, char* out, int size) {
   const Problem& p = *static_cast<const Problem*>(problem);
   using tuning::log2_class;
-  std::snprintf(out, size, "b%d_n%d_k%d", (log2_class(p.batch) + 1) / 2, (log2_class(p.n) + 1) / 2,
-                (log2_class(p.k) + 1) / 2);
+  const int batch = p.batch < 16 ? 0 : p.batch < 256 ? 1 : p.batch < 4096 ? 2 : 3;
+  std::snprintf(out, size, "b%d_n%d_k%d", batch, log2_class(p.n), (log2_class(p.k) + 1) / 2);
 }
 
 }  // namespace topk
