@@ -29,16 +29,18 @@ echo "GPU: $gpu"
 for db in tuning/db/*.json; do [ -e "$db" ] && cp "$db" "$out/"; done
 t1=$(date +%s)
 build-tune/tuning/kgen-tune --ops "$families" --db-dir "$out" --csv "$out/sweep.csv" "$@" 2> "$out/sweep.log"
-rc=$?
-grep -E "^bucket|kgen-tune" "$out/sweep.log" | tail -80
+sweep_rc=$?
+echo "buckets: $(grep -c ': kept$' "$out/sweep.log") kept, $(grep -c 'heuristic stays$' "$out/sweep.log") left to the heuristic"
+grep -E "^kgen-tune|^  " "$out/sweep.log" | tail -40
 gzip -f "$out/sweep.csv"
-echo "sweep: rc=$rc, $(( $(date +%s) - t1 )) s"
-[ $rc -eq 0 ] || { tail -20 "$out/sweep.log"; exit $rc; }
+echo "sweep: rc=$sweep_rc, $(( $(date +%s) - t1 )) s"
+ls "$out"/*.json > /dev/null 2>&1 || { tail -20 "$out/sweep.log"; exit 1; }
 db=$(ls -t "$out"/*.json | head -1)
 t2=$(date +%s)
 KGEN_TUNING_DB="$db" build-tune/tuning/kgen-tune --report --ops "$families" --md "$out/report.md" \
   --csv "$out/report.csv" "$@" > /dev/null 2> "$out/report.log"
 rc=$?
+grep -E "^kgen-tune|^  " "$out/report.log" | tail -20
 tail -n 12 "$out/report.md"
 echo "report: rc=$rc, $(( $(date +%s) - t2 )) s"
-exit $rc
+[ $sweep_rc -eq 0 ] && exit $rc || exit $sweep_rc

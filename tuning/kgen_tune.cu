@@ -175,6 +175,16 @@ struct Progress {
   }
 };
 
+// Variants that failed on a problem they accepted.
+std::vector<std::string> failures;
+
+int finish(int rc) {
+  if (failures.empty()) return rc;
+  std::fprintf(stderr, "kgen-tune: %zu variant runs FAILED (left out of the choice):\n", failures.size());
+  for (const std::string& f : failures) std::fprintf(stderr, "  %s\n", f.c_str());
+  return 1;
+}
+
 // Measures every supporting variant of the case's family and element.
 void measure(Measured& m, const Options& o, Progress& progress) {
   Case& c = *m.c;
@@ -214,9 +224,16 @@ void measure(Measured& m, const Options& o, Progress& progress) {
     const kgen_status_t st = c.run(v.c_str(), 0);
     if (st == KGEN_ERROR_UNSUPPORTED) continue;
     if (st != KGEN_OK) {
-      std::fprintf(stderr, "kgen-tune: %s on %s %s failed: %s\n", v.c_str(), c.dtype.c_str(), c.text.c_str(),
-                   kgen_last_error());
-      std::exit(1);
+      // a variant that accepts the problem and then fails is a defect to
+      // report, not a reason to lose the sweep; a sticky error ends it
+      const std::string what = v + " on " + c.family + " " + c.dtype + " " + c.text + ": " + kgen_last_error();
+      std::fprintf(stderr, "kgen-tune: FAILED %s\n", what.c_str());
+      failures.push_back(what);
+      if (cudaDeviceSynchronize() != cudaSuccess) {
+        std::fprintf(stderr, "kgen-tune: the device is in an error state; stopping\n");
+        std::exit(1);
+      }
+      continue;
     }
     // a variant 4x slower than the best in a single run keeps that run: its
     // median would cost time and change no choice
@@ -555,5 +572,5 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "kgen-tune: %s (%d SMs), kgen %s %s level %s, %lld variants, generator %s\n", prop.name,
                prop.multiProcessorCount, kgen_version(), kgen_build_arch(), kgen_build_level(),
                static_cast<long long>(kgen_variant_count()), kgen_generator_hash());
-  return o.report ? report(o, prop) : sweep(o, prop);
+  return finish(o.report ? report(o, prop) : sweep(o, prop));
 }

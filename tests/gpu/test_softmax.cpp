@@ -26,13 +26,16 @@ struct Shape {
 };
 
 // Edge shapes: 1 row, odd rows, cols 1, cols off every pack, cols just past
-// each warp reach and the shared-memory limit, long rows.
+// each warp reach and the shared-memory limit, rows around 48 KiB of shared
+// memory (past it, with the static scratch, a launch must raise the
+// kernel's limit first), long rows.
 std::vector<Shape> shapes(kgen_dtype_t d) {
   const int64_t smem_cols = (227 * 1024 - 1024) / elem_size(d);  // smem tier's last row length on H100/H200
+  const int64_t k48 = 48 * 1024 / elem_size(d);
   std::vector<int64_t> cols = {1, 2, 3, 4, 7, 8, 16, 31, 32, 33, 64, 96, 127, 128, 129, 255,
                                256, 500, 512, 513, 768, 1000, 1024, 1025, 2048, 3000, 4096,
                                8192, 12345, 32768, smem_cols - smem_cols % 8, smem_cols + 8,
-                               131072};
+                               131072, k48 - 256, k48 - 8, k48, k48 + 8};
   for (int64_t reach : warp_reaches(kgen::Family::softmax, d)) cols.push_back(reach);
   std::sort(cols.begin(), cols.end());
   cols.erase(std::unique(cols.begin(), cols.end()), cols.end());

@@ -125,13 +125,15 @@ bool run_and_check(const char* variant, bool log, kgen_dtype_t d, const DimCase&
 
 // Last-dim rows: 1 row and many, cols off every pack, around each warp
 // variant's reach and the backward smem tier's limit (two rows, y and dy, in
-// shared memory), long rows.
+// shared memory), rows around 48 KiB of shared memory (past it, with the
+// static scratch, a launch must raise the kernel's limit first), long rows.
 std::vector<DimCase> row_cases(kgen_dtype_t d) {
   const int64_t smem_cols = (227 * 1024 - 1024) / (2 * elem_size(d));
+  const int64_t k48 = 48 * 1024 / (2 * elem_size(d));
   std::vector<int64_t> cols = {1,    2,    3,    7,    8,    31,   32,    33,    64,
                                127,  128,  129,  500,  513,  1000, 1024,  1025,  2048,
                                3000, 4096, 8192, 12345, 32768, smem_cols - smem_cols % 8,
-                               smem_cols + 8, 131072};
+                               smem_cols + 8, 131072, k48 - 256, k48 - 8, k48, k48 + 8};
   for (int64_t reach : warp_reaches(kgen::Family::softmax_backward, d)) cols.push_back(reach);
   std::sort(cols.begin(), cols.end());
   cols.erase(std::unique(cols.begin(), cols.end()), cols.end());

@@ -244,7 +244,7 @@ struct SmemLaunch {
       const int64_t resident = d.sm_count * kgen::softmax::smem_blocks_per_sm(p, BLOCK, sizeof(T));
       const unsigned grid = static_cast<unsigned>(p.rows < resident ? p.rows : resident);
       constexpr auto kKernel = smem_kernel<T, P, LOG, BLOCK, Load>;
-      if (smem > 48 * 1024) {
+      if (smem + kgen::softmax::kSmemReserve > 48 * 1024) {  // static scratch counts too
         const cudaError_t err = allow_max_smem<kKernel>(d);
         if (err != cudaSuccess) return err;
       }

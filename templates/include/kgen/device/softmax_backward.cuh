@@ -201,7 +201,7 @@ cudaError_t launch_smem(const void* problem, cudaStream_t stream) {
   const unsigned grid = static_cast<unsigned>(p.rows < resident ? p.rows : resident);
   constexpr auto kGrad = smem_kernel<T, P, false, BLOCK>;
   constexpr auto kLogGrad = smem_kernel<T, P, true, BLOCK>;
-  if (smem > 48 * 1024) {
+  if (smem + kgen::softmax::kSmemReserve > 48 * 1024) {  // static scratch counts too
     const cudaError_t err = p.log ? softmax::allow_max_smem<kLogGrad>(d) : softmax::allow_max_smem<kGrad>(d);
     if (err != cudaSuccess) return err;
   }
