@@ -286,10 +286,12 @@ TEST_CASE("buckets follow the extents that move the ranking", "[tuning]") {
   CHECK(softmax_bucket(8192, 1024, 1) == "row_w1024");
   CHECK(softmax_bucket(8192, 1025, 1) == "row_w1536");
   CHECK(softmax_bucket(8192, 3, 1) == "row_w4");
-  CHECK(softmax_bucket(8192, 2049, 1) == "row_c12");
-  CHECK(softmax_bucket(8192, 4096, 1) == "row_c12");
+  CHECK(softmax_bucket(8192, 2049, 1) == "row_l22");  // 2 log2(2049) = 22.001
+  CHECK(softmax_bucket(8192, 2896, 1) == "row_l22");  // 22.9995
+  CHECK(softmax_bucket(8192, 2897, 1) == "row_l23");
+  CHECK(softmax_bucket(8192, 4096, 1) == "row_l24");
   CHECK(softmax_bucket(100, 1024, 1) == "row_w1024_few");
-  CHECK(softmax_bucket(100, 100000, 1) == "row_c17_few");
+  CHECK(softmax_bucket(100, 100000, 1) == "row_l33_few");
   CHECK(softmax_bucket(64, 1024, 4096) == "strided_a5_i6");
   CHECK(kgen::tuning::log2_class(1) == 0);
   CHECK(kgen::tuning::log2_class(2) == 1);

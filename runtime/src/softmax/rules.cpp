@@ -10,6 +10,7 @@
 // tiers: the register tile when the axis fits it, else the two-pass kernel.
 // The backward family has the same tiers and is judged by the same rules.
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstdint>
 #include <cstdio>
@@ -173,8 +174,11 @@ Score heuristic(const VariantInfo& v, const void* problem) {
 // pack 4 at 24 and 32 values a lane, a power-of-two bucket cannot hold both).
 constexpr int64_t kWarpCapacities[] = {1, 2, 4, 8, 16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048};
 
-// Rows (masked or not) by warp capacity, longer rows by the power of two of
-// their length; under 1024 rows (under a wave of blocks) apart.  The
+// Rows (masked or not) by warp capacity, longer rows by half powers of two
+// of their length (row_l<floor(2 log2 cols)>: the smem tier's blocks an SM
+// halve at each power of two; H100 sweep: float16 rows of 49152 and 65536
+// columns want the smem and the uncached tier); under 1024 rows (under a
+// wave of blocks) apart.  The
 // strided layout by factor-4 classes of the axis and of inner (the register
 // tile's fit and the block's warps).
 void bucket(const void* problem, char* out, int size) {
@@ -191,7 +195,8 @@ void bucket(const void* problem, char* out, int size) {
       std::snprintf(out, size, "%s_w%lld%s", kind, static_cast<long long>(cap), few);
       return;
     }
-  std::snprintf(out, size, "%s_c%d%s", kind, log2_class(p.cols), few);
+  std::snprintf(out, size, "%s_l%d%s", kind, static_cast<int>(std::floor(2 * std::log2(static_cast<double>(p.cols)))),
+                few);
 }
 
 }  // namespace softmax
