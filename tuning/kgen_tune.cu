@@ -62,6 +62,7 @@ struct Timing {
   int runs = 0;
   bool single = false;            // one run only: far slower than the best
   bool confirmed = false;         // timed again in turns with the other contenders
+  std::vector<double> rounds;     // the medians of those turns, in round order
 };
 
 // One problem, measured: its bucket and every supporting variant's timing.
@@ -211,9 +212,10 @@ void confirm(Measured& m, const Options& o) {
   for (int r = 0; r < kConfirmRounds; ++r)
     for (const std::string& v : chosen) rounds[v].push_back(time_variant(*m.c, v.c_str(), o.budget_ms).median);
   for (auto& kv : rounds) {
+    Timing& timing = m.times[kv.first];
+    timing.rounds = kv.second;
     std::vector<double>& t = kv.second;
     std::sort(t.begin(), t.end());
-    Timing& timing = m.times[kv.first];
     timing.median = t[t.size() / 2];
     timing.spread = (t[t.size() * 3 / 4] - t[t.size() / 4]) / t[t.size() / 2];
     timing.runs *= kConfirmRounds + 1;
@@ -327,6 +329,31 @@ struct Winner {
 };
 
 // Picks each bucket's winner (see the top of the file).
+// Variant v against the heuristic's pick on one problem: the median over
+// the confirmation rounds of t(heuristic) / t(v), both timed in the same
+// round (so that a clock swing common to both cancels), and the half
+// inter-quartile range of those ratios; from the medians and the
+// heuristic's spread when either was not confirmed.
+struct Gain {
+  double ratio, noise;
+};
+Gain paired(const Measured& m, const std::string& v) {
+  const Timing& h = m.times.at(m.heuristic);
+  const Timing& t = m.times.at(v);
+  if (&h == &t) return {1, 0};
+  if (h.rounds.empty() || h.rounds.size() != t.rounds.size()) return {h.median / t.median, m.spread};
+  std::vector<double> r;
+  for (size_t k = 0; k < h.rounds.size(); ++k) r.push_back(h.rounds[k] / t.rounds[k]);
+  std::sort(r.begin(), r.end());
+  const size_t n = r.size();
+  return {r[n / 2], (r[n * 3 / 4] - r[n / 4]) / 2};
+}
+
+// Picks each bucket's winner: the candidates (variants timed in full on
+// every problem of the bucket) in order of their geomean time over each
+// problem's fastest; the first that beats the heuristic's picks by more
+// than the noise of the paired comparison (at least 1%), and is slower on
+// no problem beyond that problem's noise, is kept.
 std::vector<Winner> pick_winners(const std::vector<Measured>& all) {
   std::map<std::tuple<int, int, std::string>, std::vector<const Measured*>> buckets;
   for (const Measured& m : all)
@@ -334,45 +361,49 @@ std::vector<Winner> pick_winners(const std::vector<Measured>& all) {
   std::vector<Winner> out;
   for (const auto& kv : buckets) {
     const auto& ms = kv.second;
-    double spread = 0.01;  // at least 1%: below that a choice is not worth an entry
-    double heuristic_log = 0;
-    for (const Measured* m : ms) {
-      spread = std::max(spread, m->spread);
-      heuristic_log += std::log(m->times.at(m->heuristic).median / m->best());
-    }
-    std::string best;
-    double best_log = 1e30;
+    std::vector<std::pair<double, std::string>> ranked;
     for (const auto& tv : ms.front()->times) {
-      const std::string& v = tv.first;
       double sum = 0;
       bool everywhere = true;
       for (const Measured* m : ms) {
-        auto it = m->times.find(v);
-        if (it == m->times.end() || it->second.single ||
-            it->second.median > m->times.at(m->heuristic).median * (1 + spread)) {
-          everywhere = false;  // missing, or slower than the heuristic somewhere
+        auto it = m->times.find(tv.first);
+        if (it == m->times.end() || it->second.single) {
+          everywhere = false;
           break;
         }
         sum += std::log(it->second.median / m->best());
       }
-      if (everywhere && sum < best_log) best_log = sum, best = v;
+      if (everywhere) ranked.push_back({sum, tv.first});
     }
-    const double gain = std::exp((heuristic_log - best_log) / ms.size()) - 1;
-    const char* verdict = "heuristic stays";
-    bool differs = false;
-    for (const Measured* m : ms) differs = differs || m->heuristic != best;
-    if (!best.empty() && differs && gain > spread) {
-      out.push_back({kgen::family_name(ms.front()->family), std::get<2>(kv.first), element_name(std::get<1>(kv.first)), best, gain});
-      verdict = "kept";
+    std::sort(ranked.begin(), ranked.end());
+    std::string verdict = "heuristic stays", best;
+    double best_gain = 0, best_noise = 0;
+    for (const auto& cand : ranked) {
+      double log_gain = 0, noise = 0;
+      bool nowhere_slower = true, differs = false;
+      for (const Measured* m : ms) {
+        const Gain g = paired(*m, cand.second);
+        log_gain += std::log(g.ratio);
+        noise += g.noise / ms.size();
+        nowhere_slower = nowhere_slower && g.ratio >= 1 - std::max(0.01, g.noise);
+        differs = differs || m->heuristic != cand.second;
+      }
+      const double gain = std::exp(log_gain / ms.size()) - 1;
+      noise = std::max(noise, 0.01);
+      if (best.empty()) best = cand.second, best_gain = gain, best_noise = noise;  // for the log
+      if (!differs) break;  // the heuristic's own pick ranks here: nothing above it won
+      if (gain > noise && nowhere_slower) {
+        best = cand.second, best_gain = gain, best_noise = noise;
+        out.push_back({kgen::family_name(ms.front()->family), std::get<2>(kv.first),
+                       element_name(std::get<1>(kv.first)), best, gain});
+        verdict = "kept";
+        break;
+      }
     }
-    if (best.empty())
-      std::fprintf(stderr, "bucket %s %s %s (%zu problems): no variant is within the spread (%.1f%%) of the "
-                   "heuristic on every problem: heuristic stays\n", kgen::family_name(ms.front()->family),
-                   element_name(std::get<1>(kv.first)).c_str(), std::get<2>(kv.first).c_str(), ms.size(), 100 * spread);
-    else
-      std::fprintf(stderr, "bucket %s %s %s (%zu problems): best %s, %.1f%% over the heuristic, spread %.1f%%: %s\n",
-                   kgen::family_name(ms.front()->family), element_name(std::get<1>(kv.first)).c_str(),
-                   std::get<2>(kv.first).c_str(), ms.size(), best.c_str(), 100 * gain, 100 * spread, verdict);
+    std::fprintf(stderr, "bucket %s %s %s (%zu problems): %s %s, %.1f%% over the heuristic, noise %.1f%%: %s\n",
+                 kgen::family_name(ms.front()->family), element_name(std::get<1>(kv.first)).c_str(),
+                 std::get<2>(kv.first).c_str(), ms.size(), verdict == "kept" ? "winner" : "best",
+                 best.empty() ? "none" : best.c_str(), 100 * best_gain, 100 * best_noise, verdict.c_str());
   }
   return out;
 }
@@ -477,7 +508,9 @@ int report(const Options& o, const cudaDeviceProp& prop) {
      << kgen_build_level() << ".\nTuning database: " << (*db ? db : "none") << ".\n"
      << "Held-out shapes (tuning/heldout/), none of them in the problem set; every compiled variant that\n"
      << "supports a shape timed (median over " << o.budget_ms << " ms); oracle = the fastest of them.\n"
-     << "noise = run-to-run spread of the heuristic's pick on that shape.\n\n"
+     << "The tuned, heuristic and fastest few variants of each shape are timed again in 7 interleaved rounds\n"
+     << "(their medians are the times here); tuned/heuristic is the median of the paired per-round ratios and\n"
+     << "noise the half inter-quartile range of those ratios (of the heuristic's rounds when the two are one).\n\n"
      << "| family | dtype | problem | bucket | db entry | tuned us | heuristic us | oracle us | tuned/oracle | "
         "heuristic/oracle | tuned/heuristic | noise |\n|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
   struct Sum {
@@ -495,17 +528,20 @@ int report(const Options& o, const cudaDeviceProp& prop) {
     };
     const double tuned = time_of(m.tuned), heur = time_of(m.heuristic);
     if (tuned <= 0 || heur <= 0) continue;
+    // tuned against heuristic: paired over the confirmation rounds
+    const Gain g = paired(m, m.tuned);
+    const double tuned_heur = 1 / g.ratio, noise = m.tuned == m.heuristic ? m.spread : g.noise;
     Sum& s = sums[m.c->family];
     ++s.n;
     s.log_to += std::log(tuned / oracle);
     s.log_ho += std::log(heur / oracle);
-    s.log_th += std::log(tuned / heur);
+    s.log_th += std::log(tuned_heur);
     s.worst_to = std::max(s.worst_to, tuned / oracle);
-    s.worst_th = std::max(s.worst_th, tuned / heur);
-    if (m.tuned != m.heuristic && tuned > heur * (1 + m.spread)) ++s.beyond_noise;
+    s.worst_th = std::max(s.worst_th, tuned_heur);
+    if (g.ratio < 1 - std::max(0.01, g.noise)) ++s.beyond_noise;
     std::snprintf(line, sizeof line, "| %s | %s | %s | %s | %s | %.1f | %.1f | %.1f | %.3f | %.3f | %.3f | %.1f%% |\n",
                   m.c->family.c_str(), m.c->dtype.c_str(), m.c->text.c_str(), m.bucket.c_str(), m.hit ? "yes" : "no",
-                  tuned, heur, oracle, tuned / oracle, heur / oracle, tuned / heur, 100 * m.spread);
+                  tuned, heur, oracle, tuned / oracle, heur / oracle, tuned_heur, 100 * noise);
     md << line;
   }
   md << "\n| family | shapes | tuned/oracle geomean | worst | heuristic/oracle geomean | tuned/heuristic geomean | "
