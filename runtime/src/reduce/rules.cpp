@@ -63,12 +63,15 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // fewer rows leave the GPU idle: a block per row (generic included) does better
       if (p.outer * q.group_width < resident_threads / 4) return Score::reject();
       // sum / max / min over rows that a full warp covers in more than 4
-      // batches go to a block each when there are enough rows (H100,
-      // 16384 x 8192 float32: warp per row 99%, block per row 104% of
-      // copy); argmax / argmin stay with a warp, whose per-element work
-      // a block does not shorten (float16: warp 95%, blocks 80-89%;
-      // bench/NOTES.md reduce v2)
-      s.key[0] = !is_arg(p.op) && packs > 32 * q.fold * 4 ? 2 : 6;
+      // batches of 16-byte loads go to a block each when there are enough
+      // rows (H100, 16384 x 8192 float32: warp per row 99%, block per row
+      // 104% of copy); argmax / argmin stay with a warp, whose per-element
+      // work a block does not shorten (float16: warp 95%, blocks 80-89%;
+      // bench/NOTES.md reduce v2).  Counted in bytes, not packs: a row
+      // that only takes pack 1 (float16 rows of 700, 1400 bytes) is short
+      // for a block (kgen-tune --report, H100: block 1.8x the warp's time)
+      const int64_t row_bytes = p.reduce * dtype_size(p.dtype);
+      s.key[0] = !is_arg(p.op) && row_bytes > int64_t{32} * q.fold * 4 * 16 ? 2 : 6;
       s.key[2] = -std::abs(log2_floor(q.group_width) - log2_floor(want));
       s.key[3] = -std::abs(q.fold - 4);
       s.key[4] = -q.group_width;  // at equal fit: more rows per warp, fewer shuffles
