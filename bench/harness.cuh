@@ -41,7 +41,8 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-kgen_dtype_t parse_dtype(const std::string& s) {
+// "f32" -> KGEN_FLOAT32 ...; -1 for a name it does not know.
+kgen_dtype_t dtype_from_name(const std::string& s) {
   if (s == "f32") return KGEN_FLOAT32;
   if (s == "f16") return KGEN_FLOAT16;
   if (s == "bf16") return KGEN_BFLOAT16;
@@ -50,8 +51,16 @@ kgen_dtype_t parse_dtype(const std::string& s) {
   if (s == "i64") return KGEN_INT64;
   if (s == "bool") return KGEN_BOOL;
   if (s == "u8") return KGEN_UINT8;
-  std::fprintf(stderr, "unknown dtype %s\n", s.c_str());
-  std::exit(2);
+  return static_cast<kgen_dtype_t>(-1);
+}
+
+kgen_dtype_t parse_dtype(const std::string& s) {
+  const kgen_dtype_t d = dtype_from_name(s);
+  if (static_cast<int>(d) < 0) {
+    std::fprintf(stderr, "unknown dtype %s\n", s.c_str());
+    std::exit(2);
+  }
+  return d;
 }
 
 // Deterministic pseudo-random fill: sums of three uniforms, about [-6, 6].

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: generate + build + install the library, build the consumer
 # example through pkg-config and run it; on a machine with a GPU, build the
-# whole variant space and run the benchmark too.
+# whole variant space, run the tuning sweep (a database for this GPU in
+# build/, and its report on held-out shapes) and the benchmark too.
 #   scripts/main.sh            level default without a GPU, full with one
 #   LEVEL=default scripts/main.sh
 set -euo pipefail
@@ -28,6 +29,11 @@ PKG_CONFIG_PATH="$pcdir" make -C examples -s consumer
 examples/consumer
 
 if [ $gpu = 1 ]; then
+  commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+  # the sweep: build/<gpu>_<sms>.json; copy it to tuning/db/ to compile it in
+  KGEN_COMMIT=$commit build/tuning/kgen-tune --db-dir build --csv build/kgen-tune.csv
+  db=$(ls -t build/*.json | head -n 1)
+  KGEN_COMMIT=$commit KGEN_TUNING_DB="$db" build/tuning/kgen-tune --report --md build/kgen-tune-report.md
   name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1 | tr ' ' '_')
   # top-k's speedup column needs PyTorch's times from the same machine
   torch_times=()
@@ -37,8 +43,7 @@ if [ $gpu = 1 ]; then
   for family in softmax softmax_backward softmax_dim softmax_masked reduce permute expand where topk; do
     extra=()
     [ "$family" = topk ] && extra=("${torch_times[@]}")
-    KGEN_COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown) \
-      build/bench/kgen-bench "$family" --md "bench/results/${name}_${family}.md" \
+    KGEN_COMMIT=$commit build/bench/kgen-bench "$family" --md "bench/results/${name}_${family}.md" \
       --csv "bench/results/${name}_${family}.csv" "${extra[@]}"
   done
 fi

@@ -49,14 +49,6 @@ void Case::prepare() {
   prepared();
 }
 
-kgen_dtype_t dtype_of(const std::string& name) {
-  if (name == "f32") return KGEN_FLOAT32;
-  if (name == "f16") return KGEN_FLOAT16;
-  if (name == "bf16") return KGEN_BFLOAT16;
-  if (name == "f64") return KGEN_FLOAT64;
-  if (name == "i32") return KGEN_INT32;
-  return static_cast<kgen_dtype_t>(-1);
-}
 
 bool parse_line(const std::string& line, Words* words, std::string* error) {
   words->clear();
@@ -370,7 +362,7 @@ std::unique_ptr<Case> make_case(const std::string& family, const std::string& dt
   Words rest = words;
   rest.erase("dtypes");
   Reader r{rest};
-  const kgen_dtype_t d = dtype_of(dtype);
+  const kgen_dtype_t d = dtype_from_name(dtype);
   std::unique_ptr<Case> c;
   if (static_cast<int>(d) < 0) r.error = "unknown dtype " + dtype;
   else if (family == "softmax") c.reset(new SoftmaxCase(d, r));

@@ -67,6 +67,4 @@ std::unique_ptr<Case> make_case(const std::string& family, const std::string& dt
 // The dtypes a line applies to, out of `wanted`.
 std::vector<std::string> line_dtypes(const Words& words, const std::vector<std::string>& wanted);
 
-kgen_dtype_t dtype_of(const std::string& name);  // "f32" -> KGEN_FLOAT32; -1 when unknown
-
 }  // namespace tune

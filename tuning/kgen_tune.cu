@@ -478,7 +478,7 @@ std::vector<Measured> measure_all(const Options& o, const std::string& dir, cons
     // movers, of the widest unit (an upper bound: the unit is known only
     // once the problem is simplified)
     const kgen::Family f = family_enum(m.c->family);
-    size_t most = kgen::Registry::of(f, tune::dtype_of(m.c->dtype)).size();
+    size_t most = kgen::Registry::of(f, dtype_from_name(m.c->dtype)).size();
     for (int b = 1; b <= kgen::kMaxMovement; b *= 2)
       most = std::max(most, kgen::Registry::of(f, kgen::movement_key(b)).size());
     progress.total += static_cast<int64_t>(most);
@@ -627,7 +627,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   for (const std::string& d : o.dtypes)
-    if (static_cast<int>(tune::dtype_of(d)) < 0) {
+    if (static_cast<int>(dtype_from_name(d)) < 0) {
       std::fprintf(stderr, "kgen-tune: --dtypes: unknown dtype %s\n", d.c_str());
       return 2;
     }

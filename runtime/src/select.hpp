@@ -1,7 +1,7 @@
 // Variant selection, in the order of the design:
-//   1. the tuning database for this GPU          (tuning_db.cpp)
+//   1. the tuning database for this GPU          (tuning/db.cpp)
 //   2. the family's heuristic: the best-scoring compiled variant that
-//      supports the problem                      (<family>/heuristic.cpp)
+//      supports the problem                      (<family>/rules.cpp)
 //   3. the family's generic variant
 // Every step only proposes variants that are compiled in and whose
 // supports() accepts the real problem.
