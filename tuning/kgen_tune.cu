@@ -33,6 +33,7 @@
 #include <tuple>
 
 #include "cases.hpp"
+#include "choice.hpp"
 #include "harness.cuh"
 #include "registry.hpp"
 #include "tuning/db.hpp"
@@ -41,6 +42,9 @@
 namespace {
 
 using tune::Case;
+using tune::Gain;
+using tune::Timing;
+using tune::paired;
 
 const std::vector<std::string> kFamilies = {"softmax", "softmax_backward", "reduce", "permute",
                                             "expand",  "where",            "topk"};
@@ -56,29 +60,14 @@ struct Options {
   std::string csv, md;
 };
 
-// One variant's timing on one problem.
-struct Timing {
-  double median = 0, spread = 0;  // us; spread: relative half inter-quartile range
-  int runs = 0;
-  bool single = false;            // one run only: far slower than the best
-  bool confirmed = false;         // timed again in turns with the other contenders
-  std::vector<double> rounds;     // the medians of those turns, in round order
-};
-
-// One problem, measured: its bucket and every supporting variant's timing.
-struct Measured {
+// One problem, measured: its bucket, the picks, every supporting variant's
+// timing (tune::ProblemTimes, which the choice reads).
+struct Measured : tune::ProblemTimes {
   std::unique_ptr<Case> c;
   kgen::Family family;
   int element = 0;
-  std::string bucket, heuristic, tuned;  // tuned: the database's pick (report)
+  std::string bucket, tuned;  // tuned: the database's pick (report)
   bool hit = false;
-  double spread = 0;  // run-to-run spread of the heuristic's pick, relative
-  std::map<std::string, Timing> times;
-  double best() const {
-    double b = 1e30;
-    for (const auto& t : times) b = std::min(b, t.second.median);
-    return b;
-  }
 };
 
 std::string gpu_file_name(const cudaDeviceProp& prop) {
@@ -328,82 +317,26 @@ struct Winner {
   double gain;  // over the heuristic: geomean time ratio - 1
 };
 
-// Picks each bucket's winner (see the top of the file).
-// Variant v against the heuristic's pick on one problem: the median over
-// the confirmation rounds of t(heuristic) / t(v), both timed in the same
-// round (so that a clock swing common to both cancels), and the half
-// inter-quartile range of those ratios; from the medians and the
-// heuristic's spread when either was not confirmed.
-struct Gain {
-  double ratio, noise;
-};
-Gain paired(const Measured& m, const std::string& v) {
-  const Timing& h = m.times.at(m.heuristic);
-  const Timing& t = m.times.at(v);
-  if (&h == &t) return {1, 0};
-  if (h.rounds.empty() || h.rounds.size() != t.rounds.size()) return {h.median / t.median, m.spread};
-  std::vector<double> r;
-  for (size_t k = 0; k < h.rounds.size(); ++k) r.push_back(h.rounds[k] / t.rounds[k]);
-  std::sort(r.begin(), r.end());
-  const size_t n = r.size();
-  return {r[n / 2], (r[n * 3 / 4] - r[n / 4]) / 2};
-}
-
-// Picks each bucket's winner: the candidates (variants timed in full on
-// every problem of the bucket) in order of their geomean time over each
-// problem's fastest; the first that beats the heuristic's picks by more
-// than the noise of the paired comparison (at least 1%), and is slower on
-// no problem beyond that problem's noise, is kept.
+// Picks each bucket's winner (tune::choose_winner).
 std::vector<Winner> pick_winners(const std::vector<Measured>& all) {
-  std::map<std::tuple<int, int, std::string>, std::vector<const Measured*>> buckets;
+  std::map<std::tuple<int, int, std::string>, std::vector<const tune::ProblemTimes*>> buckets;
+  std::map<std::tuple<int, int, std::string>, kgen::Family> families;
   for (const Measured& m : all)
-    if (!m.times.empty()) buckets[{static_cast<int>(m.family), m.element, m.bucket}].push_back(&m);
+    if (!m.times.empty()) {
+      const auto key = std::make_tuple(static_cast<int>(m.family), m.element, m.bucket);
+      buckets[key].push_back(&m);
+      families[key] = m.family;
+    }
   std::vector<Winner> out;
   for (const auto& kv : buckets) {
-    const auto& ms = kv.second;
-    std::vector<std::pair<double, std::string>> ranked;
-    for (const auto& tv : ms.front()->times) {
-      double sum = 0;
-      bool everywhere = true;
-      for (const Measured* m : ms) {
-        auto it = m->times.find(tv.first);
-        if (it == m->times.end() || it->second.single) {
-          everywhere = false;
-          break;
-        }
-        sum += std::log(it->second.median / m->best());
-      }
-      if (everywhere) ranked.push_back({sum, tv.first});
-    }
-    std::sort(ranked.begin(), ranked.end());
-    std::string verdict = "heuristic stays", best;
-    double best_gain = 0, best_noise = 0;
-    for (const auto& cand : ranked) {
-      double log_gain = 0, noise = 0;
-      bool nowhere_slower = true, differs = false;
-      for (const Measured* m : ms) {
-        const Gain g = paired(*m, cand.second);
-        log_gain += std::log(g.ratio);
-        noise += g.noise / ms.size();
-        nowhere_slower = nowhere_slower && g.ratio >= 1 - std::max(0.01, g.noise);
-        differs = differs || m->heuristic != cand.second;
-      }
-      const double gain = std::exp(log_gain / ms.size()) - 1;
-      noise = std::max(noise, 0.01);
-      if (best.empty()) best = cand.second, best_gain = gain, best_noise = noise;  // for the log
-      if (!differs) break;  // the heuristic's own pick ranks here: nothing above it won
-      if (gain > noise && nowhere_slower) {
-        best = cand.second, best_gain = gain, best_noise = noise;
-        out.push_back({kgen::family_name(ms.front()->family), std::get<2>(kv.first),
-                       element_name(std::get<1>(kv.first)), best, gain});
-        verdict = "kept";
-        break;
-      }
-    }
+    const char* family = kgen::family_name(families[kv.first]);
+    const std::string element = element_name(std::get<1>(kv.first)), bucket = std::get<2>(kv.first);
+    const tune::Decision d = tune::choose_winner(kv.second);
+    if (d.kept) out.push_back({family, bucket, element, d.variant, d.gain});
     std::fprintf(stderr, "bucket %s %s %s (%zu problems): %s %s, %.1f%% over the heuristic, noise %.1f%%: %s\n",
-                 kgen::family_name(ms.front()->family), element_name(std::get<1>(kv.first)).c_str(),
-                 std::get<2>(kv.first).c_str(), ms.size(), verdict == "kept" ? "winner" : "best",
-                 best.empty() ? "none" : best.c_str(), 100 * best_gain, 100 * best_noise, verdict.c_str());
+                 family, element.c_str(), bucket.c_str(), kv.second.size(), d.kept ? "winner" : "best",
+                 d.variant.empty() ? "none" : d.variant.c_str(), 100 * d.gain, 100 * d.noise,
+                 d.kept ? "kept" : "heuristic stays");
   }
   return out;
 }
