@@ -1,8 +1,8 @@
 // kgen-tune: the autotuning sweep and its report.
 //
-//   kgen-tune [--ops softmax,reduce,...] [--dtypes f32,f16,bf16] [--budget-ms 4]
+//   kgen-tune [--ops softmax,reduce,...] [--dtypes f32,f16,bf16] [--budget-ms 3]
 //             [--problems DIR] [--db-dir DIR] [--csv FILE]
-//   kgen-tune --report [--ops ...] [--dtypes ...] [--budget-ms 4] [--heldout DIR] [--md FILE] [--csv FILE]
+//   kgen-tune --report [--ops ...] [--dtypes ...] [--budget-ms 3] [--heldout DIR] [--md FILE] [--csv FILE]
 //
 // Sweep: every problem of tuning/problems/<family>.txt, in each dtype, runs
 // every compiled variant of its family and element that supports it (time
@@ -53,7 +53,7 @@ struct Options {
   bool report = false;
   std::vector<std::string> ops = kFamilies;
   std::vector<std::string> dtypes = {"f32", "f16", "bf16"};
-  double budget_ms = 4;
+  double budget_ms = 3;
   std::string problems = KGEN_SOURCE_DIR "/tuning/problems";
   std::string heldout = KGEN_SOURCE_DIR "/tuning/heldout";
   std::string db_dir = KGEN_SOURCE_DIR "/tuning/db";

@@ -128,6 +128,8 @@ TEST_CASE("a corrupt database is refused, saying why, whatever the defect", "[tu
       {db_text(kSoftmaxEntry + ", " + kSoftmaxEntry), "twice"},
       {"{\"format\": \"1\", \"gpu\": \"x\"}", "format"},
       {std::string("{\"format\": 1, \"gpu\": \"x\", \"sm_count\": 1.5}"), "sm_count"},
+      {std::string("{\"format\": 1e300, \"gpu\": \"x\"}"), "format"},
+      {std::string("{\"format\": 1, \"gpu\": \"x\", \"sm_count\": -1e19}"), "sm_count"},
   };
   for (const Bad& b : cases) {
     INFO(b.text);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -43,7 +44,9 @@ bool text_member(const json::Value& v, const char* key, std::string* out, std::s
 
 bool int_member(const json::Value& v, const char* key, int* out, std::string* why) {
   const json::Value* m = v.get(key);
-  if (!m || !m->is(json::Value::Type::number) || m->number != static_cast<int>(m->number)) {
+  // range first: converting a double outside int's range is undefined
+  if (!m || !m->is(json::Value::Type::number) || !(std::fabs(m->number) < 2e9) ||
+      m->number != std::floor(m->number)) {
     *why = std::string("no integer member \"") + key + "\"";
     return false;
   }
