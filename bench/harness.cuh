@@ -116,6 +116,18 @@ double median_us(int reps, int sets, const std::function<void(int)>& fn) {
   return ms[reps / 2] * 1000.0;
 }
 
+// The commit the results are recorded under ($KGEN_COMMIT; "unknown").
+std::string commit() {
+  const char* c = std::getenv("KGEN_COMMIT");
+  return c && *c ? c : "unknown";
+}
+
+// Sets of buffers of `bytes` each that together exceed 4x the L2: a set's
+// inputs have left the L2 when it runs again.
+int sets_past_l2(size_t l2_bytes, size_t bytes) {
+  return static_cast<int>(std::max<size_t>(1, (4 * l2_bytes + bytes - 1) / std::max<size_t>(bytes, 1)));
+}
+
 // The samples of one variant on one case, in microseconds: `min_runs` to
 // `max_runs` event-timed launches after a warm-up, until their sum passes
 // budget_ms.  Sorted.

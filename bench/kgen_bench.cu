@@ -67,11 +67,6 @@ struct Row {
   double torch_us = 0;  // PyTorch's time on the case, when given (--torch)
 };
 
-std::string commit() {
-  const char* c = std::getenv("KGEN_COMMIT");
-  return c && *c ? c : "unknown";
-}
-
 // The run's facts, printed first and repeated in the files.
 struct Run {
   cudaDeviceProp prop;
@@ -93,7 +88,7 @@ struct Run {
 
   // Sets of buffers that together exceed 4x the L2.
   int sets_for(size_t bytes) const {
-    return static_cast<int>(std::max<size_t>(1, (4 * static_cast<size_t>(prop.l2CacheSize) + bytes - 1) / bytes));
+    return sets_past_l2(static_cast<size_t>(prop.l2CacheSize), bytes);
   }
 
   void add(const Row& r, bool keep, const std::string& note = "") {

@@ -42,7 +42,7 @@ void Case::prepare() {
   CUDA_OK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
   size_t total = 0;
   for (size_t b : bytes) total += b;
-  sets = static_cast<int>(std::max<size_t>(1, (4 * static_cast<size_t>(l2) + total - 1) / std::max<size_t>(total, 1)));
+  sets = sets_past_l2(static_cast<size_t>(l2), total);
   buffers.assign(sets, {});
   for (int s = 0; s < sets; ++s)
     for (size_t t = 0; t < bytes.size(); ++t) buffers[s].push_back(allocate(bytes[t], fill[t], 1000 + 10 * s + t));

@@ -77,11 +77,6 @@ std::string gpu_file_name(const cudaDeviceProp& prop) {
   return n + "_" + std::to_string(prop.multiProcessorCount);
 }
 
-std::string commit() {
-  const char* c = std::getenv("KGEN_COMMIT");
-  return c && *c ? c : "unknown";
-}
-
 std::string now_text() {
   char date[32];
   std::time_t now = std::time(nullptr);
