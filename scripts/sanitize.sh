@@ -40,7 +40,7 @@ gpu_tests="$build/tests/kgen-gpu-tests"
 mkdir -p "$out"
 summary="$out/summary.txt"
 {
-  echo "# compute-sanitizer over kgen ($(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown))"
+  echo "# compute-sanitizer over kgen ($(date -u +%Y-%m-%dT%H:%MZ), commit ${KGEN_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)})"
   echo "# GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1)"
   echo "# $("$cs" --version | grep -i version | head -n 1)"
   printf "%-34s %-10s %9s %8s %9s  %s\n" run tool seconds errors warnings status
