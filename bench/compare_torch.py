@@ -29,8 +29,9 @@ try:  # --plot needs neither
     import torch
 
     import kgen
-except ImportError:
+except ImportError as e:
     torch = kgen = None
+    IMPORT_ERROR = str(e)
 
 if torch is not None:
     DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
@@ -307,7 +308,7 @@ def main(argv=None) -> int:
         plot(data["rows"], data["gpu"], args.plot.with_suffix(".png"))
         return 0
     if torch is None or not torch.cuda.is_available():
-        print("compare_torch: no CUDA device", file=sys.stderr)
+        print(f"compare_torch: {IMPORT_ERROR if torch is None else 'no CUDA device'}", file=sys.stderr)
         return 77
     table, timer = Table(), Timer(args.reps)
     start = time.time()
