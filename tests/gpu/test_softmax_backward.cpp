@@ -312,3 +312,54 @@ TEST_CASE("softmax_backward can be captured into a CUDA graph and replayed",
         });
   }
 }
+
+namespace {
+
+// Fills rows [period, rows) of b (rows of row_bytes) with copies of its
+// first `period` rows, doubling the filled part each time: row r holds row
+// r % period, in about log2(rows / period) copies.
+void tile_rows(const DeviceBuffer& b, size_t row_bytes, int64_t period, int64_t rows) {
+  for (int64_t done = period; done < rows; done *= 2) {
+    const int64_t n = std::min(done, rows - done);
+    CUDA_REQUIRE(cudaMemcpy(b.at(static_cast<size_t>(done) * row_bytes), b.ptr, static_cast<size_t>(n) * row_bytes,
+                            cudaMemcpyDeviceToDevice));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("softmax_backward past 2^31 elements (int64 indexing)", "[softmax_backward][huge]") {
+  // (2^19 + 3) rows of 4096 float16 columns: 2^31 + 12288 elements, so that
+  // the last rows' offsets pass 2^31 elements and 2^32 bytes
+  const int64_t cols = 4096, rows = (int64_t{1} << 19) + 3, period = 16;
+  const size_t row_bytes = static_cast<size_t>(cols) * 2, bytes = static_cast<size_t>(rows) * row_bytes;
+  size_t free_bytes = 0, total = 0;
+  CUDA_REQUIRE(cudaMemGetInfo(&free_bytes, &total));
+  if (free_bytes < 3 * bytes + (size_t{1} << 30)) {
+    WARN("skipped: needs " << 3 * bytes / (1 << 20) << " MiB of device memory");
+    return;
+  }
+  DeviceBuffer y(bytes), dy(bytes), dx(bytes);
+  for (int log = 0; log < 2; ++log) {
+    // every row r is tile row r % period, whose expected dx the tile's case knows
+    const Case tile = make_case(KGEN_FLOAT16, period, cols, 1, log != 0);
+    upload(y, tile.y);
+    upload(dy, tile.dy);
+    tile_rows(y, row_bytes, period, rows);
+    tile_rows(dy, row_bytes, period, rows);
+    poison(dx.ptr, bytes, nullptr, kOutsideByte);
+    KGEN_REQUIRE(log ? kgen_log_softmax_backward(KGEN_FLOAT16, rows, cols, y.ptr, dy.ptr, dx.ptr, nullptr)
+                     : kgen_softmax_backward(KGEN_FLOAT16, rows, cols, y.ptr, dy.ptr, dx.ptr, nullptr));
+    CUDA_REQUIRE(cudaGetLastError());
+    CUDA_REQUIRE(cudaDeviceSynchronize());
+    const int64_t boundary = (int64_t{1} << 31) / cols;  // the first row past 2^31 elements
+    for (int64_t r : {int64_t{0}, boundary - 1, boundary, rows - 1}) {
+      const size_t t = static_cast<size_t>((r % period) * cols);
+      const std::vector<double> want(tile.want.begin() + t, tile.want.begin() + t + cols);
+      const std::vector<double> slack(tile.slack.begin() + t, tile.slack.begin() + t + cols);
+      INFO("row " << r << " log=" << log);
+      check_matches(download(dx, KGEN_FLOAT16, static_cast<size_t>(cols), static_cast<size_t>(r) * row_bytes), want,
+                    backward_tolerance(KGEN_FLOAT16), &slack);
+    }
+  }
+}
