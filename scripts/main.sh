@@ -2,7 +2,8 @@
 # The main job: generate + build + install the library, build the consumer
 # example through pkg-config and run it; on a machine with a GPU, build the
 # whole variant space, run the tuning sweep (a database for this GPU in
-# build/, and its report on held-out shapes) and the benchmark too.
+# build/, and its report on held-out shapes), the benchmark, and the
+# comparison with PyTorch where torch is installed.
 #   scripts/main.sh            level default without a GPU, full with one
 #   LEVEL=default scripts/main.sh
 set -euo pipefail
@@ -46,4 +47,9 @@ if [ $gpu = 1 ]; then
     KGEN_COMMIT=$commit build/bench/kgen-bench "$family" --md "bench/results/${name}_${family}.md" \
       --csv "bench/results/${name}_${family}.csv" "${extra[@]}"
   done
+  # kgen beside PyTorch through the binding (bench/results/<gpu>.md, .png), where torch is installed
+  if python3 -c "import torch" 2> /dev/null; then
+    KGEN_COMMIT=$commit KGEN_LIBRARY="$PWD/build/runtime/libkgen.so" PYTHONPATH="$PWD/python" \
+      python3 bench/compare_torch.py
+  fi
 fi

@@ -43,6 +43,7 @@ summary="$out/summary.txt"
   echo "# compute-sanitizer over kgen ($(date -u +%Y-%m-%dT%H:%MZ), commit ${KGEN_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)})"
   echo "# GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1)"
   echo "# $("$cs" --version | grep -i version | head -n 1)"
+  echo "# sample: ${SAMPLE_ARGS:-every compiled variant}; GPU tests: ${GPU_TAGS:-none}"
   printf "%-34s %-10s %9s %8s %9s  %s\n" run tool seconds errors warnings status
 } > "$summary"
 
