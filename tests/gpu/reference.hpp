@@ -381,20 +381,21 @@ inline std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& in, co
 }
 
 // Calls f(i, offsets) for each element i of `out` in row-major order, with
-// each input's element offset (strides from broadcast_strides).
+// each input's element offset (strides from broadcast_strides), updated
+// incrementally as the index advances.
 template <class F>
 void for_each_element(const std::vector<int64_t>& out, const std::vector<std::vector<int64_t>>& strides, F f) {
   const int r = static_cast<int>(out.size());
   const int64_t n = numel(out);
   std::vector<int64_t> idx(out.size(), 0), off(strides.size(), 0);
   for (int64_t i = 0; i < n; ++i) {
-    for (size_t j = 0; j < strides.size(); ++j) {
-      off[j] = 0;
-      for (int k = 0; k < r; ++k) off[j] += idx[k] * strides[j][k];
-    }
     f(i, off);
     for (int k = r - 1; k >= 0; --k) {
-      if (++idx[k] < out[k]) break;
+      if (++idx[k] < out[k]) {
+        for (size_t j = 0; j < strides.size(); ++j) off[j] += strides[j][k];
+        break;
+      }
+      for (size_t j = 0; j < strides.size(); ++j) off[j] -= strides[j][k] * (out[k] - 1);
       idx[k] = 0;
     }
   }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gpu_util.hpp"
+#include "reference.hpp"
 #include "kgen_params.gen.hpp"
 #include "registry.hpp"
 #include "softmax/problem.hpp"
@@ -18,30 +19,23 @@
 namespace test {
 
 // float64 softmax (log_softmax when log) of x along the axis of a row-major
-// (outer, axis, inner) tensor.  A slice holding a NaN, a +inf, or only -inf
-// gives NaN throughout, as PyTorch does (x - max is NaN at an infinite max).
-inline std::vector<double> softmax_reference(const std::vector<double>& x, int64_t outer,
-                                             int64_t axis, int64_t inner, bool log) {
-  std::vector<double> y(x.size());
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i = 0; i < inner; ++i) {
-      const size_t base = static_cast<size_t>(o * axis * inner + i);
-      auto at = [&](int64_t a) { return base + static_cast<size_t>(a * inner); };
-      double m = -INFINITY;
-      bool nan = false;
-      for (int64_t a = 0; a < axis; ++a) {
-        const double v = x[at(a)];
-        nan |= std::isnan(v);
-        m = std::max(m, v);
-      }
-      double s = 0;
-      for (int64_t a = 0; a < axis; ++a) s += std::exp(x[at(a)] - m);
-      for (int64_t a = 0; a < axis; ++a) {
-        const double d = x[at(a)] - m;
-        y[at(a)] = nan ? NAN : log ? d - std::log(s) : std::exp(d) / s;
-      }
-    }
-  return y;
+// (outer, axis, inner) tensor, PyTorch's semantics (reference.hpp).
+inline std::vector<double> softmax_reference(const std::vector<double>& x, int64_t outer, int64_t axis,
+                                             int64_t inner, bool log) {
+  return rnd::softmax_ref(x, outer, axis, inner, log);
+}
+
+// Unit roundoff of the arithmetic: half types compute in float32.
+inline double compute_eps(kgen_dtype_t d) { return d == KGEN_FLOAT64 ? 0x1p-53 : 0x1p-24; }
+
+// tolerance(d)'s relative part (the rounding of dx to the dtype), with an
+// absolute part that only covers dx's underflow: float16's subnormal
+// spacing, the flush-to-zero threshold of float32 and bfloat16.  The slack
+// below covers the arithmetic; the forward's atol would let whole gradients
+// of long rows pass, their elements being about 1/axis.
+inline Tolerance backward_tolerance(kgen_dtype_t d) {
+  const double atol = d == KGEN_FLOAT16 ? 0x1p-24 : d == KGEN_FLOAT64 ? 0x1p-1022 : 0x1p-126;
+  return {atol, tolerance(d).rtol};
 }
 
 // The tiers of the softmax and softmax_backward families (one parameter space).

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gpu/gpu_util.hpp"
+#include "gpu/reference.hpp"
 
 namespace {
 
@@ -72,39 +73,8 @@ std::vector<unsigned char> random_values(kgen_dtype_t d, size_t n) {
   return t.bytes;
 }
 
-// Strides (in elements) of a contiguous tensor of shape `in` read as `out`'s
-// shape: right-aligned; 0 along added leading dims and size-1 dims.
-std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
-  const int r = rank_of(out), added = r - rank_of(in);
-  std::vector<int64_t> st(r, 0);
-  int64_t s = 1;
-  for (int k = r - 1; k >= added; --k) {
-    const int64_t d = in[k - added];
-    st[k] = d == 1 ? 0 : s;
-    s *= d;
-  }
-  return st;
-}
-
-// Calls f(i, off) for each element i of out in row-major order; off[j] is
-// the element offset into input j (strides[j] from broadcast_strides).
-template <class F>
-void for_each_element(const Shape& out, const std::vector<std::vector<int64_t>>& strides, F f) {
-  const int r = rank_of(out);
-  const int64_t n = numel(out);
-  std::vector<int64_t> idx(r, 0), off(strides.size(), 0);
-  for (int64_t i = 0; i < n; ++i) {
-    for (size_t j = 0; j < strides.size(); ++j) {
-      off[j] = 0;
-      for (int k = 0; k < r; ++k) off[j] += idx[k] * strides[j][k];
-    }
-    f(i, off);
-    for (int k = r - 1; k >= 0; --k) {
-      if (++idx[k] < out[k]) break;
-      idx[k] = 0;
-    }
-  }
-}
+using test::rnd::broadcast_strides;  // reference.hpp
+using test::rnd::for_each_element;
 
 // Copies a device buffer back and checks that bytes [at, at + want.size())
 // hold want and that every other byte still holds the poison.

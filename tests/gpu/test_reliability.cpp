@@ -27,6 +27,8 @@
 #include <vector>
 
 #include "gpu_util.hpp"
+#include "reference.hpp"
+#include "softmax_util.hpp"
 
 using namespace test;
 
@@ -84,40 +86,11 @@ HostTensor small_integers(kgen_dtype_t d, size_t n, int span) {
 
 // ---- CPU references ---------------------------------------------------------
 
-// float64 softmax (log_softmax when log) along the axis of a row-major
-// (outer, axis, inner) tensor, as PyTorch computes it: exp(x - max) over the
-// slice.  A slice holding a NaN is NaN throughout, and so is one whose max is
-// infinite: +inf - +inf and -inf - -inf are NaN.
-std::vector<double> softmax_ref(const std::vector<double>& x, int64_t outer, int64_t axis, int64_t inner,
-                                bool log) {
-  std::vector<double> y(x.size());
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i = 0; i < inner; ++i) {
-      auto at = [&](int64_t a) { return static_cast<size_t>((o * axis + a) * inner + i); };
-      double m = -kInf;
-      bool nan = false;
-      for (int64_t a = 0; a < axis; ++a) {
-        nan |= std::isnan(x[at(a)]);
-        m = std::max(m, x[at(a)]);
-      }
-      double s = 0;
-      for (int64_t a = 0; a < axis; ++a) s += std::exp(x[at(a)] - m);
-      for (int64_t a = 0; a < axis; ++a) {
-        const double d = x[at(a)] - m;
-        y[at(a)] = nan ? NAN : log ? d - std::log(s) : std::exp(d) / s;
-      }
-    }
-  return y;
-}
+using rnd::softmax_ref;  // reference.hpp
 
 // A backward problem: y a forward output rounded to the dtype, dy uniform in
-// [-1, 1], and the expected dx with a slack per element.  The slack covers
-// the float32 (float64) arithmetic of the kernels, which the subtraction in
-// dx magnifies near 0: sums along the axis err by at most
-// g sum|terms| with g = u (16 + 2 log2(axis)), u the compute unit roundoff;
-//   softmax:     dx_i = (dy_i - s) y_i,      slack_i = y_i (g sum|y dy| + 2u (|dy_i| + |s|))
-//   log_softmax: dx_i = dy_i - p_i S,        slack_i = p_i (g sum|dy| + e_i |S|) + 2u (|dy_i| + p_i |S|)
-// with p_i = exp(y_i) and e_i = u (4 + 2 |y_i|) a fast exp's relative error.
+// [-1, 1], the expected dx and its slack per element (reference.hpp's
+// backward_ref says what the slack covers).
 struct BackwardCase {
   HostTensor y, dy;
   std::vector<double> want, slack;
@@ -126,43 +99,11 @@ struct BackwardCase {
 BackwardCase backward_case(kgen_dtype_t d, int64_t outer, int64_t axis, int64_t inner, bool log) {
   const size_t n = static_cast<size_t>(outer * axis * inner);
   const HostTensor x = random_tensor(d, n);
-  BackwardCase c{to_tensor(d, softmax_ref(values(x), outer, axis, inner, log)), uniform_tensor(d, n, -1.0, 1.0),
-                 std::vector<double>(n), std::vector<double>(n)};
-  const std::vector<double> y = values(c.y), dy = values(c.dy);
-  const double u = d == KGEN_FLOAT64 ? 0x1p-53 : 0x1p-24;
-  const double g = u * (16 + 2 * std::log2(static_cast<double>(axis)));
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i = 0; i < inner; ++i) {
-      auto at = [&](int64_t a) { return static_cast<size_t>((o * axis + a) * inner + i); };
-      long double s = 0;  // long double: the reference must not round like the kernels
-      double s_abs = 0;
-      for (int64_t a = 0; a < axis; ++a) {
-        const double t = log ? dy[at(a)] : y[at(a)] * dy[at(a)];
-        s += t;
-        s_abs += std::fabs(t);
-      }
-      const double sum = static_cast<double>(s);
-      for (int64_t a = 0; a < axis; ++a) {
-        const size_t k = at(a);
-        if (log) {
-          const double p = std::exp(y[k]);
-          c.want[k] = dy[k] - p * sum;
-          c.slack[k] = p * (g * s_abs + u * (4 + 2 * std::fabs(y[k])) * std::fabs(sum)) +
-                       2 * u * (std::fabs(dy[k]) + p * std::fabs(sum));
-        } else {
-          c.want[k] = (dy[k] - sum) * y[k];
-          c.slack[k] = y[k] * (g * s_abs + 2 * u * (std::fabs(dy[k]) + std::fabs(sum)));
-        }
-      }
-    }
-  return c;
-}
-
-// The rounding of dx itself; the absolute part only covers underflow (the
-// float16 subnormal spacing, the flush-to-zero threshold of the others).
-Tolerance backward_tolerance(kgen_dtype_t d) {
-  const double atol = d == KGEN_FLOAT16 ? 0x1p-24 : d == KGEN_FLOAT64 ? 0x1p-1022 : 0x1p-126;
-  return {atol, tolerance(d).rtol};
+  const HostTensor y = to_tensor(d, softmax_ref(values(x), outer, axis, inner, log));
+  const HostTensor dy = uniform_tensor(d, n, -1.0, 1.0);
+  rnd::BackwardRef ref = rnd::backward_ref(values(y), values(dy), outer, axis, inner, log,
+                                           compute_eps(d));
+  return BackwardCase{y, dy, std::move(ref.want), std::move(ref.slack)};
 }
 
 bool is_arg(kgen_reduce_op_t op) { return op == KGEN_REDUCE_ARGMAX || op == KGEN_REDUCE_ARGMIN; }
@@ -250,39 +191,8 @@ std::vector<int64_t> topk_ref(const HostTensor& x, int64_t batch, int64_t n, int
   return out;
 }
 
-// Element strides of a contiguous tensor of shape `in` read as `out`'s
-// shape: right-aligned, 0 along added leading dims and size-1 dims.
-std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
-  const int r = rank_of(out), added = r - rank_of(in);
-  std::vector<int64_t> st(r, 0);
-  int64_t s = 1;
-  for (int k = r - 1; k >= added; --k) {
-    const int64_t d = in[k - added];
-    st[k] = d == 1 ? 0 : s;
-    s *= d;
-  }
-  return st;
-}
-
-// Calls f(i, off) for each element i of `out` in row-major order; off[j] is
-// the element offset into input j, whose strides (in out's dims) are strides[j].
-template <class F>
-void for_each_element(const Shape& out, const std::vector<std::vector<int64_t>>& strides, F f) {
-  const int r = rank_of(out);
-  const int64_t n = numel(out);
-  std::vector<int64_t> idx(r, 0), off(strides.size(), 0);
-  for (int64_t i = 0; i < n; ++i) {
-    f(i, off);
-    for (int k = r - 1; k >= 0; --k) {
-      if (++idx[k] < out[k]) {
-        for (size_t j = 0; j < strides.size(); ++j) off[j] += strides[j][k];
-        break;
-      }
-      for (size_t j = 0; j < strides.size(); ++j) off[j] -= strides[j][k] * (out[k] - 1);
-      idx[k] = 0;
-    }
-  }
-}
+using rnd::broadcast_strides;  // reference.hpp
+using rnd::for_each_element;
 
 Bytes permute_ref(const Bytes& src, const Shape& shape, const std::vector<int>& perm, size_t elem) {
   const int r = rank_of(shape);

@@ -18,19 +18,6 @@ namespace {
 
 const kgen_dtype_t kDtypes[] = {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16, KGEN_FLOAT64};
 
-// Unit roundoff of the arithmetic: half types compute in float32.
-double compute_eps(kgen_dtype_t d) { return d == KGEN_FLOAT64 ? 0x1p-53 : 0x1p-24; }
-
-// tolerance(d)'s relative part (the rounding of dx to the dtype), with an
-// absolute part that only covers dx's underflow: float16's subnormal
-// spacing, the flush-to-zero threshold of float32 and bfloat16.  The slack
-// below covers the arithmetic; the forward's atol would let whole gradients
-// of long rows pass, their elements being about 1/axis.
-Tolerance backward_tolerance(kgen_dtype_t d) {
-  const double atol = d == KGEN_FLOAT16 ? 0x1p-24 : d == KGEN_FLOAT64 ? 0x1p-1022 : 0x1p-126;
-  return {atol, tolerance(d).rtol};
-}
-
 // One backward problem: inputs as stored in the dtype and the float64
 // expected dx with its per-element slack.
 struct Case {
@@ -60,37 +47,10 @@ Case make_case(kgen_dtype_t d, int64_t outer, int64_t axis, int64_t inner, bool 
   const size_t n = static_cast<size_t>(outer * axis * inner);
   const HostTensor x = random_tensor(d, n);
   Case c{to_tensor(d, softmax_reference(values(x), outer, axis, inner, log)),
-         uniform_tensor(d, n, -1.0, 1.0), std::vector<double>(n), std::vector<double>(n)};
-  const std::vector<double> y = values(c.y), dy = values(c.dy);
-  const double u = compute_eps(d), g = u * (16 + 2 * std::log2(static_cast<double>(axis)));
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i = 0; i < inner; ++i) {
-      const size_t base = static_cast<size_t>(o * axis * inner + i);
-      auto at = [&](int64_t a) { return base + static_cast<size_t>(a * inner); };
-      // compensated (Neumaier): the sum must be exact to float64's last
-      // bits, or the float64 kernels' own sums would be judged against its
-      // rounding
-      double s = 0, carry = 0, s_abs = 0;
-      for (int64_t a = 0; a < axis; ++a) {
-        const double t = log ? dy[at(a)] : y[at(a)] * dy[at(a)], next = s + t;
-        carry += std::fabs(s) >= std::fabs(t) ? (s - next) + t : (t - next) + s;
-        s = next;
-        s_abs += std::fabs(t);
-      }
-      s += carry;
-      for (int64_t a = 0; a < axis; ++a) {
-        const size_t k = at(a);
-        if (log) {
-          const double p = std::exp(y[k]);
-          c.want[k] = dy[k] - p * s;
-          c.slack[k] = p * (g * s_abs + u * (4 + 2 * std::fabs(y[k])) * std::fabs(s)) +
-                       2 * u * (std::fabs(dy[k]) + p * std::fabs(s));
-        } else {
-          c.want[k] = (dy[k] - s) * y[k];
-          c.slack[k] = y[k] * (g * s_abs + 2 * u * (std::fabs(dy[k]) + std::fabs(s)));
-        }
-      }
-    }
+         uniform_tensor(d, n, -1.0, 1.0), {}, {}};
+  rnd::BackwardRef ref = rnd::backward_ref(values(c.y), values(c.dy), outer, axis, inner, log, compute_eps(d));
+  c.want = std::move(ref.want);
+  c.slack = std::move(ref.slack);
   return c;
 }
 

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "device.hpp"
+#include "gpu/host_tensor.hpp"
 #include "kgen/kgen.h"
 #include "kgen_params.gen.hpp"
 #include "reduce/problem.hpp"
@@ -67,36 +68,7 @@ struct Buffer {
 };
 
 // A host tensor of any dtype as raw bytes, read and written as double.
-struct Host {
-  kgen_dtype_t dtype;
-  std::vector<unsigned char> bytes;
-  Host(kgen_dtype_t d, size_t n) : dtype(d), bytes(n * kgen_dtype_size(d)) {}
-  size_t size() const { return bytes.size() / kgen_dtype_size(dtype); }
-  double get(size_t i) const {
-    const unsigned char* p = bytes.data() + i * kgen_dtype_size(dtype);
-    switch (dtype) {
-      case KGEN_FLOAT32: { float v; std::memcpy(&v, p, 4); return v; }
-      case KGEN_FLOAT64: { double v; std::memcpy(&v, p, 8); return v; }
-      case KGEN_FLOAT16: { __half v; std::memcpy(&v, p, 2); return __half2float(v); }
-      case KGEN_BFLOAT16: { __nv_bfloat16 v; std::memcpy(&v, p, 2); return __bfloat162float(v); }
-      case KGEN_INT32: { int32_t v; std::memcpy(&v, p, 4); return v; }
-      case KGEN_INT64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
-      default: return *p;
-    }
-  }
-  void set(size_t i, double value) {
-    unsigned char* p = bytes.data() + i * kgen_dtype_size(dtype);
-    switch (dtype) {
-      case KGEN_FLOAT32: { float v = static_cast<float>(value); std::memcpy(p, &v, 4); break; }
-      case KGEN_FLOAT64: { std::memcpy(p, &value, 8); break; }
-      case KGEN_FLOAT16: { __half v = __float2half_rn(static_cast<float>(value)); std::memcpy(p, &v, 2); break; }
-      case KGEN_BFLOAT16: { __nv_bfloat16 v = __float2bfloat16_rn(static_cast<float>(value)); std::memcpy(p, &v, 2); break; }
-      case KGEN_INT32: { int32_t v = static_cast<int32_t>(value); std::memcpy(p, &v, 4); break; }
-      case KGEN_INT64: { int64_t v = static_cast<int64_t>(value); std::memcpy(p, &v, 8); break; }
-      default: *p = static_cast<unsigned char>(value);
-    }
-  }
-};
+using Host = test::HostTensor;
 
 bool floating(kgen_dtype_t d) { return d <= KGEN_FLOAT64; }
 
