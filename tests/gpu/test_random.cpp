@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "gpu_util.hpp"
+#include "invalid_calls.hpp"
 #include "reference.hpp"
 
 using namespace test;

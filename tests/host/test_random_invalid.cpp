@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "gpu/invalid_calls.hpp"
 #include "gpu/reference.hpp"
 #include "kgen/kgen.h"
 
