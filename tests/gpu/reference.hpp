@@ -121,7 +121,10 @@ inline int64_t numel(const std::vector<int64_t>& s) {
 template <class T>
 std::string show(const std::vector<T>& v) {
   std::string t = "(";
-  for (size_t k = 0; k < v.size(); ++k) t += (k ? "," : "") + std::to_string(v[k]);
+  for (size_t k = 0; k < v.size(); ++k) {
+    if (k) t += ',';
+    t += std::to_string(v[k]);
+  }
   return t + ")";
 }
 
