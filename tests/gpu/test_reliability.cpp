@@ -152,40 +152,14 @@ ReduceRef reduce_ref(const HostTensor& x, int64_t outer, int64_t reduce, int64_t
   return ref;
 }
 
-// torch.topk's indices of one row: the k best by value (NaN above +inf, -0.0
-// below +0.0), equal values by ascending index; unsorted: those strictly
-// better than the k-th first, then those equal to it, each by index.
-int compare_values(double a, double b) {
-  const bool na = std::isnan(a), nb = std::isnan(b);
-  if (na || nb) return na == nb ? 0 : (na ? 1 : -1);
-  if (a == 0 && b == 0) return std::signbit(a) == std::signbit(b) ? 0 : (std::signbit(a) ? -1 : 1);
-  return a < b ? -1 : (a > b ? 1 : 0);
-}
-
+// torch.topk's indices of every row (reference.hpp's topk_row).
 std::vector<int64_t> topk_ref(const HostTensor& x, int64_t batch, int64_t n, int64_t k, bool largest,
                               bool sorted) {
   std::vector<int64_t> out;
   std::vector<double> v(static_cast<size_t>(n));
-  std::vector<int64_t> idx(static_cast<size_t>(n));
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t i = 0; i < n; ++i) v[i] = x.get(static_cast<size_t>(b * n + i));
-    std::iota(idx.begin(), idx.end(), 0);
-    auto better = [&](int64_t i, int64_t j) {
-      const int c = compare_values(v[i], v[j]);
-      return largest ? c > 0 : c < 0;
-    };
-    std::partial_sort(idx.begin(), idx.begin() + k, idx.end(),
-                      [&](int64_t i, int64_t j) { return better(i, j) || (!better(j, i) && i < j); });
-    std::vector<int64_t> row(idx.begin(), idx.begin() + k);
-    if (!sorted && k > 0) {
-      const int64_t kth = row.back();
-      std::vector<int64_t> above, equal;
-      for (int64_t i : row) (better(i, kth) ? above : equal).push_back(i);
-      std::sort(above.begin(), above.end());
-      std::sort(equal.begin(), equal.end());
-      row = above;
-      row.insert(row.end(), equal.begin(), equal.end());
-    }
+    const std::vector<int64_t> row = rnd::topk_row(v, k, largest, sorted);
     out.insert(out.end(), row.begin(), row.end());
   }
   return out;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpu_util.hpp"
+#include "reference.hpp"
 #include "kgen_params.gen.hpp"
 #include "registry.hpp"
 
@@ -29,43 +30,9 @@ std::ostream& operator<<(std::ostream& os, Shape s) {
   return os << "(batch " << s.batch << ", n " << s.n << ", k " << s.k << ")";
 }
 
-// PyTorch's order of values: NaN above everything (all NaNs equal), -0.0
-// below +0.0, else by value.  -1, 0, 1.
-int compare(double a, double b) {
-  const bool na = std::isnan(a), nb = std::isnan(b);
-  if (na || nb) return na == nb ? 0 : (na ? 1 : -1);
-  if (a == 0 && b == 0) return std::signbit(a) == std::signbit(b) ? 0 : (std::signbit(a) ? -1 : 1);
-  return a < b ? -1 : (a > b ? 1 : 0);
-}
-
-// The expected indices of one row: the k best by (value, then lower index);
-// sorted: in that order; unsorted: strictly better than the k-th first, then
-// those equal to it, each by ascending index.
-std::vector<int64_t> expected_row(const std::vector<double>& v, int64_t k, bool largest, bool sorted) {
-  std::vector<int64_t> idx(v.size());
-  std::iota(idx.begin(), idx.end(), 0);
-  auto better = [&](int64_t a, int64_t b) {
-    const int c = compare(v[a], v[b]);
-    return largest ? c > 0 : c < 0;
-  };
-  // the stable sort keeps equal values in index order
-  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int64_t a, int64_t b) {
-    const int c = compare(v[a], v[b]);
-    if (c != 0) return largest ? c > 0 : c < 0;
-    return a < b;
-  });
-  idx.resize(k);
-  if (!sorted && k > 0) {
-    const int64_t kth = idx[k - 1];
-    std::vector<int64_t> above, equal;
-    for (int64_t i : idx) (better(i, kth) ? above : equal).push_back(i);
-    std::sort(above.begin(), above.end());
-    std::sort(equal.begin(), equal.end());
-    idx = above;
-    idx.insert(idx.end(), equal.begin(), equal.end());
-  }
-  return idx;
-}
+// The expected indices of one row (reference.hpp): PyTorch's order of
+// values, ties to the lower index.
+using rnd::topk_row;
 
 enum class Data { random, duplicates, equal, special };
 const char* data_name(Data d) {
@@ -173,7 +140,7 @@ std::vector<int64_t> expected(const HostTensor& x, Shape s, bool largest, bool s
   std::vector<double> row(static_cast<size_t>(s.n));
   for (int64_t b = 0; b < s.batch; ++b) {
     for (int64_t i = 0; i < s.n; ++i) row[i] = x.get(static_cast<size_t>(b * s.n + i));
-    const auto r = expected_row(row, s.k, largest, sorted);
+    const auto r = topk_row(row, s.k, largest, sorted);
     out.insert(out.end(), r.begin(), r.end());
   }
   return out;
