@@ -113,43 +113,9 @@ const char* op_name(kgen_reduce_op_t op) {
   return names[op];
 }
 
-// Reduction over r of a row-major (outer, reduce, inner) tensor: values
-// (sum, mean, max, min) or first indices (argmax, argmin); NaN propagates
-// and is the first "extreme" for argmax/argmin, as in PyTorch.
-struct ReduceRef {
-  std::vector<double> value;
-  std::vector<int64_t> index;
-};
-
-ReduceRef reduce_ref(const HostTensor& x, int64_t outer, int64_t reduce, int64_t inner, kgen_reduce_op_t op) {
-  ReduceRef ref;
-  const size_t outs = static_cast<size_t>(outer * inner);
-  (is_arg(op) ? ref.index.resize(outs) : ref.value.resize(outs));
-  const bool additive = op == KGEN_REDUCE_SUM || op == KGEN_REDUCE_MEAN;
-  const bool want_max = op == KGEN_REDUCE_MAX || op == KGEN_REDUCE_ARGMAX;
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i = 0; i < inner; ++i) {
-      double acc = additive ? 0.0 : want_max ? -kInf : kInf;
-      int64_t at = 0;
-      bool nan = false;
-      for (int64_t r = 0; r < reduce; ++r) {
-        const double v = x.get(static_cast<size_t>((o * reduce + r) * inner + i));
-        if (additive) {
-          acc += v;
-        } else if (!nan && std::isnan(v)) {
-          nan = true, acc = v, at = r;
-        } else if (!nan && (want_max ? v > acc : v < acc)) {
-          acc = v, at = r;
-        }
-      }
-      if (op == KGEN_REDUCE_MEAN) acc /= static_cast<double>(reduce);
-      if (op == KGEN_REDUCE_SUM && x.dtype == KGEN_INT32)  // int32 sums wrap
-        acc = static_cast<int32_t>(static_cast<uint32_t>(static_cast<int64_t>(acc)));
-      const size_t k = static_cast<size_t>(o * inner + i);
-      if (is_arg(op)) ref.index[k] = at;
-      else ref.value[k] = acc;
-    }
-  return ref;
+// The reduction reference (reference.hpp): values, first indices, NaN first.
+rnd::ReduceRef reduce_ref(const HostTensor& x, int64_t outer, int64_t reduce, int64_t inner, kgen_reduce_op_t op) {
+  return rnd::reduce_ref(values(x), outer, reduce, inner, op, x.dtype == KGEN_INT32);
 }
 
 // torch.topk's indices of every row (reference.hpp's topk_row).
@@ -394,7 +360,7 @@ void add_reduce(Workload& w, int t) {
     if (op == KGEN_REDUCE_MEAN && d == KGEN_INT32) continue;
     const size_t bytes = outs * (is_arg(op) ? 8 : elem_size(d));
     void* out = w.alloc(bytes);
-    const ReduceRef ref = reduce_ref(x, outer, reduce, inner, op);
+    const rnd::ReduceRef ref = reduce_ref(x, outer, reduce, inner, op);
     Job j{tag("reduce", t, d) + " " + op_name(op),
           [=](cudaStream_t s) { return kgen_reduce(op, d, outer, reduce, inner, dx, out, s); },
           {{out, bytes}},
