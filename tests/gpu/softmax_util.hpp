@@ -38,6 +38,42 @@ inline Tolerance backward_tolerance(kgen_dtype_t d) {
   return {atol, tolerance(d).rtol};
 }
 
+// One backward problem: inputs as stored in the dtype and the float64
+// expected dx with its per-element slack.
+struct BackwardCase {
+  HostTensor y, dy;
+  std::vector<double> want, slack;
+};
+
+// y: softmax (log: log_softmax) of random x along the axis, computed in
+// float64 and rounded to the dtype, as a forward pass hands it over; dy
+// uniform in [-1, 1].  The reference reads the rounded y and dy.
+//
+// Tolerance.  The kernels compute (half types in float32) with unit roundoff
+// u, and the sums along the axis carry an error of at most
+// g * sum|terms| with g = u * (16 + 2 log2(axis)): partial sums over the
+// threads of a block and a tree across them; dy's random signs keep the
+// sequential parts far below that bound.  dx then subtracts that sum from
+// dy, where the relative error of a result near 0 grows without bound, so
+// the check adds an absolute slack per element, on top of
+// backward_tolerance(d) (the rounding of dx itself):
+//   softmax:     dx_i = (dy_i - s) y_i, s = sum y*dy
+//                slack_i = y_i * (g sum|y*dy| + 2u (|dy_i| + |s|))
+//   log_softmax: dx_i = dy_i - p_i S, p_i = exp(y_i), S = sum dy
+//                slack_i = p_i (g sum|dy| + e_i |S|) + 2u (|dy_i| + p_i |S|)
+//                with e_i = u (4 + 2 |y_i|), a fast exp's relative error.
+// A wrong element, stride, sum or formula is off by O(|dy|), far outside.
+inline BackwardCase backward_case(kgen_dtype_t d, int64_t outer, int64_t axis, int64_t inner, bool log) {
+  const size_t n = static_cast<size_t>(outer * axis * inner);
+  const HostTensor x = random_tensor(d, n);
+  BackwardCase c{to_tensor(d, softmax_reference(values(x), outer, axis, inner, log)),
+         uniform_tensor(d, n, -1.0, 1.0), {}, {}};
+  rnd::BackwardRef ref = rnd::backward_ref(values(c.y), values(c.dy), outer, axis, inner, log, compute_eps(d));
+  c.want = std::move(ref.want);
+  c.slack = std::move(ref.slack);
+  return c;
+}
+
 // The tiers of the softmax and softmax_backward families (one parameter space).
 enum class Tier { warp, smem, uncached, strided, strided_uncached, generic };
 

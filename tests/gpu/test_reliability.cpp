@@ -88,23 +88,6 @@ HostTensor small_integers(kgen_dtype_t d, size_t n, int span) {
 
 using rnd::softmax_ref;  // reference.hpp
 
-// A backward problem: y a forward output rounded to the dtype, dy uniform in
-// [-1, 1], the expected dx and its slack per element (reference.hpp's
-// backward_ref says what the slack covers).
-struct BackwardCase {
-  HostTensor y, dy;
-  std::vector<double> want, slack;
-};
-
-BackwardCase backward_case(kgen_dtype_t d, int64_t outer, int64_t axis, int64_t inner, bool log) {
-  const size_t n = static_cast<size_t>(outer * axis * inner);
-  const HostTensor x = random_tensor(d, n);
-  const HostTensor y = to_tensor(d, softmax_ref(values(x), outer, axis, inner, log));
-  const HostTensor dy = uniform_tensor(d, n, -1.0, 1.0);
-  rnd::BackwardRef ref = rnd::backward_ref(values(y), values(dy), outer, axis, inner, log,
-                                           compute_eps(d));
-  return BackwardCase{y, dy, std::move(ref.want), std::move(ref.slack)};
-}
 
 bool is_arg(kgen_reduce_op_t op) { return op == KGEN_REDUCE_ARGMAX || op == KGEN_REDUCE_ARGMIN; }
 

@@ -18,41 +18,8 @@ namespace {
 
 const kgen_dtype_t kDtypes[] = {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16, KGEN_FLOAT64};
 
-// One backward problem: inputs as stored in the dtype and the float64
-// expected dx with its per-element slack.
-struct Case {
-  HostTensor y, dy;
-  std::vector<double> want, slack;
-};
-
-// y: softmax (log: log_softmax) of random x along the axis, computed in
-// float64 and rounded to the dtype, as a forward pass hands it over; dy
-// uniform in [-1, 1].  The reference reads the rounded y and dy.
-//
-// Tolerance.  The kernels compute (half types in float32) with unit roundoff
-// u, and the sums along the axis carry an error of at most
-// g * sum|terms| with g = u * (16 + 2 log2(axis)): partial sums over the
-// threads of a block and a tree across them; dy's random signs keep the
-// sequential parts far below that bound.  dx then subtracts that sum from
-// dy, where the relative error of a result near 0 grows without bound, so
-// the check adds an absolute slack per element, on top of
-// backward_tolerance(d) (the rounding of dx itself):
-//   softmax:     dx_i = (dy_i - s) y_i, s = sum y*dy
-//                slack_i = y_i * (g sum|y*dy| + 2u (|dy_i| + |s|))
-//   log_softmax: dx_i = dy_i - p_i S, p_i = exp(y_i), S = sum dy
-//                slack_i = p_i (g sum|dy| + e_i |S|) + 2u (|dy_i| + p_i |S|)
-//                with e_i = u (4 + 2 |y_i|), a fast exp's relative error.
-// A wrong element, stride, sum or formula is off by O(|dy|), far outside.
-Case make_case(kgen_dtype_t d, int64_t outer, int64_t axis, int64_t inner, bool log) {
-  const size_t n = static_cast<size_t>(outer * axis * inner);
-  const HostTensor x = random_tensor(d, n);
-  Case c{to_tensor(d, softmax_reference(values(x), outer, axis, inner, log)),
-         uniform_tensor(d, n, -1.0, 1.0), {}, {}};
-  rnd::BackwardRef ref = rnd::backward_ref(values(c.y), values(c.dy), outer, axis, inner, log, compute_eps(d));
-  c.want = std::move(ref.want);
-  c.slack = std::move(ref.slack);
-  return c;
-}
+// One backward problem and its float64 expected dx (softmax_util.hpp).
+using Case = BackwardCase;
 
 struct Buffers {
   DeviceBuffer y, dy, dx;
@@ -119,7 +86,7 @@ TEST_CASE("every softmax_backward variant matches the float64 reference over the
     std::map<std::string, int> runs;
     for (const DimCase& c : cases) {
       for (int log = 0; log < 2; ++log) {
-        const Case want = make_case(d, c.outer, c.axis, c.inner, log);
+        const Case want = backward_case(d, c.outer, c.axis, c.inner, log);
         const Buffers b(want);
         for (const VariantFacts& v : variants)
           if (run_and_check(v.name, log, d, c, b, want)) {
@@ -144,7 +111,7 @@ TEST_CASE("kgen_softmax_backward, kgen_log_softmax_backward and kgen_softmax_bac
     for (const DimCase& c : {oai_case(1000, 128, 1), oai_case(33, 4096, 1), oai_case(3, 70000, 1),
                              oai_case(8, 64, 1000), oai_case(2, 3000, 17)}) {
       for (int log = 0; log < 2; ++log) {
-        const Case want = make_case(d, c.outer, c.axis, c.inner, log);
+        const Case want = backward_case(d, c.outer, c.axis, c.inner, log);
         const Buffers b(want);
         INFO(describe(nullptr, log, d, c));
         if (c.inner == 1) {
@@ -178,7 +145,7 @@ TEST_CASE("softmax_backward in place (dx == dy and dx == y) for every variant",
                              oai_case(2, 100000, 1), oai_case(3, 257, 24), oai_case(4, 3000, 8),
                              oai_case(5, 33, 17)}) {
       for (int log = 0; log < 2; ++log) {
-        const Case want = make_case(d, c.outer, c.axis, c.inner, log);
+        const Case want = backward_case(d, c.outer, c.axis, c.inner, log);
         DeviceBuffer y(want.y.bytes.size()), dy(want.dy.bytes.size());
         for (const VariantFacts& v : family_variants(kgen::Family::softmax_backward, d)) {
           for (int into_dy = 0; into_dy < 2; ++into_dy) {
@@ -204,7 +171,7 @@ TEST_CASE("misaligned pointers in the backward are handled by automatic selectio
   for (kgen_dtype_t d : kDtypes) {
     const int e = elem_size(d);
     for (const DimCase& c : {oai_case(33, 64, 1), oai_case(5, 4096, 1), oai_case(3, 100, 64)}) {
-      const Case want = make_case(d, c.outer, c.axis, c.inner, false);
+      const Case want = backward_case(d, c.outer, c.axis, c.inner, false);
       const size_t bytes = want.y.bytes.size();
       DeviceBuffer y(bytes + 64), dy(bytes + 64), dx(bytes + 64);
       for (size_t off : {size_t(0), size_t(e), size_t(3 * e)}) {
@@ -235,7 +202,7 @@ TEST_CASE("bad backward arguments are errors naming them, nothing written",
           "[softmax_backward][errors]") {
   const int64_t rows = 4, cols = 256, n = rows * cols;
   DeviceBuffer y(n * 4), dy(n * 4 + 64), dx(n * 4);
-  const Case want = make_case(KGEN_FLOAT32, rows, cols, 1, false);
+  const Case want = backward_case(KGEN_FLOAT32, rows, cols, 1, false);
   upload(y, want.y);
   upload(dy, want.dy);
   poison(dx.ptr, dx.bytes, nullptr, kOutsideByte);
@@ -260,7 +227,7 @@ TEST_CASE("bad backward arguments are errors naming them, nothing written",
 TEST_CASE("softmax_backward can be captured into a CUDA graph and replayed",
           "[softmax_backward][graph]") {
   for (const DimCase& c : {oai_case(1000, 128, 1), oai_case(4, 300000, 1), oai_case(16, 512, 64)}) {
-    const Case want = make_case(KGEN_FLOAT32, c.outer, c.axis, c.inner, true);
+    const Case want = backward_case(KGEN_FLOAT32, c.outer, c.axis, c.inner, true);
     const Buffers b(want);
     capture_and_replay(
         [&](cudaStream_t st) {
@@ -302,7 +269,7 @@ TEST_CASE("softmax_backward past 2^31 elements (int64 indexing)", "[softmax_back
   DeviceBuffer y(bytes), dy(bytes), dx(bytes);
   for (int log = 0; log < 2; ++log) {
     // every row r is tile row r % period, whose expected dx the tile's case knows
-    const Case tile = make_case(KGEN_FLOAT16, period, cols, 1, log != 0);
+    const Case tile = backward_case(KGEN_FLOAT16, period, cols, 1, log != 0);
     upload(y, tile.y);
     upload(dy, tile.dy);
     tile_rows(y, row_bytes, period, rows);
