@@ -309,7 +309,11 @@ KGEN_API kgen_status_t kgen_topk(kgen_dtype_t dtype, int64_t batch, int64_t n, i
                                  int64_t* indices, void* workspace, size_t workspace_bytes,
                                  kgen_stream_t stream);
 /* The workspace kgen_topk (variant NULL) or kgen_topk_variant with this
- * variant needs for these arguments on the current device. */
+ * variant needs for these arguments on the current device.  This query and
+ * kgen_topk_selected read x only for its alignment and do not ask CUDA
+ * whether it is device memory (kgen_topk does): they take no stream, so
+ * they cannot tell a capture in progress, and a workspace is often sized
+ * while one is. */
 KGEN_API kgen_status_t kgen_topk_workspace_size(const char* variant, kgen_dtype_t dtype,
                                                 int64_t batch, int64_t n, int64_t k, int largest,
                                                 int sorted, const void* x, size_t* bytes);
