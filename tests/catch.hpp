@@ -1,5 +1,6 @@
 // Catch2 2.13 (Debian bookworm, single header) and 3.x (Ubuntu 24.04) behind
-// one include.  Exactly one file defines KGEN_CATCH_MAIN before including it.
+// one include.  Exactly one file (catch_session.cpp, linked into every test
+// binary) defines KGEN_CATCH_MAIN before including it.
 #pragma once
 
 #if __has_include(<catch2/catch_test_macros.hpp>)
@@ -14,3 +15,6 @@ using Catch::Approx;
 #endif
 #include <catch2/catch.hpp>
 #endif
+
+// Runs the Catch2 session (catch_session.cpp): what each test binary's main() calls.
+int kgen_catch_run(int argc, char** argv);

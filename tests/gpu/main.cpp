@@ -1,5 +1,4 @@
 // GPU test binary: exits 77 (meson's SKIP) when no CUDA device is present.
-#define KGEN_CATCH_MAIN
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
@@ -18,5 +17,5 @@ int main(int argc, char** argv) {
   if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess)
     std::printf("GPU: %s, %d SMs, sm_%d%d\n", prop.name, prop.multiProcessorCount, prop.major,
                 prop.minor);
-  return Catch::Session().run(argc, argv);
+  return kgen_catch_run(argc, argv);
 }

@@ -1,4 +1,3 @@
-#define KGEN_CATCH_MAIN
 #include <cstdlib>
 
 #include "catch.hpp"
@@ -9,5 +8,5 @@ int main(int argc, char** argv) {
   // would answer first.  The database path has its own tests
   // (test_tuning_db.cpp), which load databases explicitly.
   setenv("KGEN_TUNING_DB", "off", 1);
-  return Catch::Session().run(argc, argv);
+  return kgen_catch_run(argc, argv);
 }
