@@ -15,11 +15,40 @@ from typing import AbstractSet, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .dtypes import DType, DTYPES
 
-ARCHES = ("sm_80", "sm_86", "sm_89", "sm_90")
+# The GPU architectures a build can target (nvcc 13.0 has each).  A build
+# takes a list of them: SASS for every one and PTX for the newest.
+ARCHES = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_103", "sm_120")
 # default: the pruned set around the heuristic picks, plus the winners of the
 # committed tuning databases; full: the whole space (what kgen-tune sweeps);
 # tuned: only the winners of the committed databases plus the generic variants.
 LEVELS = ("default", "full", "tuned")
+
+
+def arch_number(arch: str) -> int:
+    """sm_90 -> 90, sm_120 -> 120."""
+    return int(arch[3:])
+
+
+def parse_arches(arches) -> Tuple[str, ...]:
+    """A build's arch list ("sm_90,sm_120" or a sequence of names): each a
+    known arch, no repeats, oldest first.  Raises ValueError otherwise."""
+    names = arches.split(",") if isinstance(arches, str) else list(arches)
+    names = [a.strip() for a in names if a.strip()]
+    if not names:
+        raise ValueError(f"arch: name at least one of {', '.join(ARCHES)}")
+    for a in names:
+        if a not in ARCHES:
+            raise ValueError(f"arch must be among {', '.join(ARCHES)}, got {a!r}")
+    return tuple(sorted(set(names), key=arch_number))
+
+
+def gencode_flags(arches: Sequence[str]) -> List[str]:
+    """nvcc's flags for a build's arch list: SASS for each arch, and PTX
+    for the newest so that later GPUs run it through the driver's JIT."""
+    arches = parse_arches(arches)
+    flags = [f"-gencode=arch=compute_{arch_number(a)},code=sm_{arch_number(a)}" for a in arches]
+    newest = arch_number(arches[-1])
+    return flags + [f"-gencode=arch=compute_{newest},code=compute_{newest}"]
 
 
 @dataclass(frozen=True)
@@ -46,13 +75,27 @@ class Tier:
     name: str
     template: str
     params: Tuple[Param, ...]
-    valid: Callable[[DType, Dict[str, int], str], bool] = lambda d, p, a: True
+    # valid(dtype, params, arches): arches is the build's list, oldest first
+    valid: Callable[[DType, Dict[str, int], Tuple[str, ...]], bool] = lambda d, p, a: True
     in_default: Callable[[DType, Dict[str, int]], bool] = lambda d, p: True
     # the generic tier holds the variant that supports every valid problem;
     # it is compiled at every level and every kernel filter.
     generic: bool = False
     # parameters with one fixed value: part of the params struct, not the name
     fixed: Tuple[Tuple[str, int], ...] = ()
+    # the oldest arch whose features the tier needs (90: thread-block
+    # clusters, say; 0: any).  Its variants are emitted only when the build
+    # lists such an arch; their kernels compile to nothing in the passes of
+    # older arches (the device code guards them with __CUDA_ARCH__), and the
+    # runtime never selects them on a device that runs older code.
+    min_arch: int = 0
+    # relative compile cost of one variant (nvcc time, measured): bundles
+    # are filled to an even cost rather than an even count
+    cost: float = 1.0
+
+    def __post_init__(self):
+        if self.generic and self.min_arch:
+            raise ValueError(f"tier {self.name}: a generic tier runs everywhere (min_arch 0)")
 
 
 @dataclass(frozen=True)
@@ -80,14 +123,16 @@ def variant_name(op: str, tier: Tier, dtype: DType, params: Dict[str, int]) -> s
     return "_".join(parts)
 
 
-def enumerate_tier(op: str, tier: Tier, dtype: DType, arch: str, level: str,
+def enumerate_tier(op: str, tier: Tier, dtype: DType, arches: Tuple[str, ...], level: str,
                    winners: AbstractSet[str] = frozenset()) -> List[Variant]:
+    if tier.min_arch and arch_number(arches[-1]) < tier.min_arch:
+        return []
     names = [p.name for p in tier.params]
     spaces = [list(p.values(dtype)) for p in tier.params]
     out = []
     for combo in itertools.product(*spaces):
         params = dict(zip(names, combo))
-        if not tier.valid(dtype, params, arch):
+        if not tier.valid(dtype, params, arches):
             continue
         name = variant_name(op, tier, dtype, params)
         if not tier.generic and name not in winners:
@@ -98,15 +143,15 @@ def enumerate_tier(op: str, tier: Tier, dtype: DType, arch: str, level: str,
     return out
 
 
-def enumerate_op(op_module, arch: str, level: str, dtypes: Sequence[str],
+def enumerate_op(op_module, arch, level: str, dtypes: Sequence[str],
                  kernels: Optional[str] = None,
                  winners: AbstractSet[str] = frozenset()) -> List[Variant]:
     """All variants of one op, in a deterministic order (tier, dtype, params).
     The kernel filter never removes generic variants: selection relies on them.
     `winners` (variant names the tuning databases pick) join the default
-    level and make up the tuned one."""
-    if arch not in ARCHES:
-        raise ValueError(f"arch must be one of {', '.join(ARCHES)}, got {arch!r}")
+    level and make up the tuned one.  `arch`: the build's arch list (a
+    name, "sm_90,sm_120", or a sequence)."""
+    arches = parse_arches(arch)
     if level not in LEVELS:
         raise ValueError(f"level must be one of {', '.join(LEVELS)}, got {level!r}")
     pattern = re.compile(kernels) if kernels else None
@@ -119,7 +164,7 @@ def enumerate_op(op_module, arch: str, level: str, dtypes: Sequence[str],
             if table is None and short not in dtypes:
                 continue
             element = table[short] if table is not None else DTYPES[short]
-            for v in enumerate_tier(op_module.OP, tier, element, arch, level, winners):
+            for v in enumerate_tier(op_module.OP, tier, element, arches, level, winners):
                 if pattern is None or v.generic or pattern.search(v.name):
                     result.append(v)
     names = [v.name for v in result]

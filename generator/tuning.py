@@ -22,8 +22,10 @@ def database_files() -> List[Path]:
     return sorted(DB_DIR.glob("*.json")) if DB_DIR.is_dir() else []
 
 
-def load_databases(arch: str) -> List[Dict]:
-    """The committed databases measured on GPUs of this arch, in file order."""
+def load_databases(arches) -> List[Dict]:
+    """The committed databases measured on GPUs of the build's arches (a
+    name or a sequence of names), in file order."""
+    arches = {arches} if isinstance(arches, str) else set(arches)
     out = []
     for path in database_files():
         try:
@@ -34,7 +36,7 @@ def load_databases(arch: str) -> List[Dict]:
         except (OSError, ValueError, KeyError, TypeError) as e:
             print(f"generator: warning: skipping tuning database {path.name}: {e}", file=sys.stderr)
             continue
-        if db.get("arch") == arch:
+        if db.get("arch") in arches:
             out.append(db)
     return out
 

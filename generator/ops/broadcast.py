@@ -35,6 +35,12 @@ def widest(d):
     return 16 // d.size
 
 
+# compile cost of a variant relative to a softmax one (Tier.cost: bundles of
+# 16 on a 2-core machine, about 0.14 s of nvcc a variant past the bundle's
+# fixed cost, against 0.56 s)
+COST = 0.25
+
+
 def tiers(flat_template, elem_template):
     # default level: the widest pack (full 16-byte accesses) and pack 1
     # (any extent, any alignment), int32 indices, ranks 2-4
@@ -45,6 +51,7 @@ def tiers(flat_template, elem_template):
             params=(Param("pack", "v", packs),),
             in_default=lambda d, p: p["pack"] in (1, widest(d)),
             fixed=(("rank", 1), ("index", 1)),
+            cost=COST,
         ),
         Tier(
             name="elem",
@@ -53,6 +60,7 @@ def tiers(flat_template, elem_template):
                     Param("pack", "v", packs),
                     Param("index", "", lambda d: range(len(INDEX)), words=INDEX)),
             in_default=lambda d, p: p["rank"] <= 4 and p["index"] == 0 and p["pack"] in (1, widest(d)),
+            cost=COST,
         ),
         Tier(
             name="generic",
@@ -60,5 +68,6 @@ def tiers(flat_template, elem_template):
             params=(),
             generic=True,
             fixed=(("rank", 0), ("pack", 1), ("index", 1)),
+            cost=COST,
         ),
     )

@@ -55,7 +55,7 @@ def thread_default(d, p):
     return (widest(d, p) and p["fold"] == 2) or (p["pack_size"] == 1 and p["fold"] == 4)
 
 
-def warp_valid(d, p, arch):
+def warp_valid(d, p, arches):
     # pack 1 only for full warps: short misaligned rows go to the thread tier
     return p["fold"] in (1, 2, 4) and (widest(d, p) or (p["group_width"] == 32 and p["fold"] == 4))
 
@@ -64,7 +64,7 @@ def warp_default(d, p):
     return widest(d, p) and p["fold"] == 4 and p["group_width"] in (4, 8, 32)
 
 
-def block_valid(d, p, arch):
+def block_valid(d, p, arches):
     if p["tree"] != 0:  # the shared-memory trees, for the comparison
         return widest(d, p) and p["fold"] == 4 and p["block_size"] >= 256
     return p["fold"] >= 2 and (widest(d, p) or (p["block_size"] == 256 and p["fold"] in (4, 8)))
@@ -74,7 +74,7 @@ def block_default(d, p):
     return widest(d, p) and p["fold"] == 4 and p["block_size"] in (256, 512) and p["tree"] == 0
 
 
-def split_valid(d, p, arch):
+def split_valid(d, p, arches):
     return widest(d, p) and p["fold"] >= 2 and p["block_size"] >= 256
 
 
@@ -82,7 +82,7 @@ def split_default(d, p):
     return p["fold"] == 8 and p["block_size"] == 256
 
 
-def col_valid(d, p, arch):
+def col_valid(d, p, arches):
     if not widest(d, p):
         return (p["lanes"], p["block_size"], p["fold"]) == (32, 256, 4)
     return p["fold"] in (2, 4) and p["block_size"] >= 128 and p["block_size"] // p["lanes"] >= 2
@@ -97,6 +97,10 @@ def col_default(d, p):
     return widest(d, p) and p["fold"] == col_fold(d) and (p["lanes"], p["block_size"]) in ((8, 512), (32, 256))
 
 
+# Tier.cost: compile cost of a variant relative to a softmax one, from the
+# bundles of 16 on a 2-core machine (nvcc past a bundle's fixed cost: thread
+# and warp tiers about 0.44 s a variant, block and split 1.0 s, col 1.5 s,
+# against 0.56 s for softmax)
 TIERS = (
     Tier(
         name="thread",
@@ -104,6 +108,7 @@ TIERS = (
         params=(pack(None), Param("fold", "u", lambda d: (1, 2, 4))),
         in_default=thread_default,
         fixed=(("group_width", 1), ("block_size", 128)),
+        cost=0.8,
     ),
     Tier(
         name="warp",
@@ -112,6 +117,7 @@ TIERS = (
         valid=warp_valid,
         in_default=warp_default,
         fixed=(("block_size", 128),),
+        cost=0.8,
     ),
     Tier(
         name="block",
@@ -120,6 +126,7 @@ TIERS = (
                 Param("tree", "", lambda d: range(len(TREES)), words=TREES)),
         valid=block_valid,
         in_default=block_default,
+        cost=1.8,
     ),
     Tier(
         name="split",
@@ -128,6 +135,7 @@ TIERS = (
         valid=split_valid,
         in_default=split_default,
         fixed=(("tree", 0),),
+        cost=1.8,
     ),
     Tier(
         name="col",
@@ -136,6 +144,7 @@ TIERS = (
                 Param("block_size", "b", lambda d: (128, 256, 512)), pack(None), FOLD),
         valid=col_valid,
         in_default=col_default,
+        cost=2.7,
     ),
     Tier(
         name="generic",
@@ -143,5 +152,6 @@ TIERS = (
         params=(),
         generic=True,
         fixed=(("pack_size", 1), ("fold", 4), ("block_size", 256), ("lanes", 32), ("tree", 0)),
+        cost=2.7,
     ),
 )

@@ -63,7 +63,7 @@ def warp_max_cols(d):
     return 32 if d.short == "f64" else 64
 
 
-def warp_valid(d, p, arch):
+def warp_valid(d, p, arches):
     c, pk, g, r = p["cols_per_thread"], p["pack_size"], p["group_width"], p["rows_per_access"]
     if c % pk or c // pk not in COL_MULTIPLIERS or c > warp_max_cols(d):
         return False
@@ -76,9 +76,9 @@ def warp_valid(d, p, arch):
     return True
 
 
-def warp_valid_backward(d, p, arch):
+def warp_valid_backward(d, p, arches):
     """The backward holds y and dy: the register budget of one row."""
-    return warp_valid(d, p, arch) and p["cols_per_thread"] <= max_cols_per_thread(d)
+    return warp_valid(d, p, arches) and p["cols_per_thread"] <= max_cols_per_thread(d)
 
 
 def warp_default(d, p):
@@ -112,7 +112,7 @@ def uncached_default(d, p):
 LANES = (1, 2, 4, 8, 16, 32)
 
 
-def strided_valid(d, p, arch):
+def strided_valid(d, p, arches):
     return p["axis_per_thread"] * p["pack_size"] <= max_cols_per_thread(d)
 
 

@@ -17,7 +17,14 @@ DEVICE_HEADER = "kgen/device/softmax_backward.cuh"
 BACKWARD = True  # which kernels the strided templates name
 DEVICE_NS = "kgen::device::softmax_backward"
 
+# compile cost of a variant relative to a forward one (Tier.cost: about 0.28
+# s of nvcc a variant past a bundle's fixed cost, against 0.56 s; the
+# forward's variants hold the masked kernels too)
+COST = 0.5
+
+
 def _backward(tier):
+    tier = dataclasses.replace(tier, cost=COST)
     if tier.name == "strided":
         return dataclasses.replace(tier, in_default=softmax.strided_default_in(softmax.STRIDED_BACKWARD))
     if tier.name == "warp":

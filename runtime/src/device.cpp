@@ -3,6 +3,8 @@
 #include <cstring>
 #include <mutex>
 
+#include "registry.hpp"
+
 namespace kgen {
 namespace {
 
@@ -25,10 +27,20 @@ cudaError_t read_device(int ordinal, DeviceInfo& info) {
   info.smem_per_block_optin = prop.sharedMemPerBlockOptin;
   info.l2_bytes = static_cast<std::size_t>(prop.l2CacheSize);
   std::strncpy(info.name, prop.name, sizeof info.name - 1);
+  info.code_arch = code_arch_for(prop.major, prop.minor, gen::kCodeArches, gen::kCodeArchCount);
   return cudaSuccess;
 }
 
 }  // namespace
+
+int code_arch_for(int major, int minor, const int* arches, std::size_t count) {
+  const int device = 10 * major + minor;
+  int sass = 0;
+  for (std::size_t k = 0; k < count; ++k)
+    if (arches[k] / 10 == major && arches[k] <= device && arches[k] > sass) sass = arches[k];
+  if (sass) return sass;
+  return count > 0 && arches[count - 1] <= device ? arches[count - 1] : 0;
+}
 
 kgen_status_t current_device(const DeviceInfo** info) {
   int ordinal = -1;
@@ -39,7 +51,13 @@ kgen_status_t current_device(const DeviceInfo** info) {
                 ordinal, kMaxDevices);
   std::call_once(once[ordinal], [&] { read_error[ordinal] = read_device(ordinal, infos[ordinal]); });
   if (read_error[ordinal] != cudaSuccess) return fail_cuda(read_error[ordinal], "device");
-  *info = &infos[ordinal];
+  const DeviceInfo& d = infos[ordinal];
+  if (d.code_arch == 0)
+    return fail(KGEN_ERROR_UNSUPPORTED,
+                "device: %s (device %d) is sm_%d%d, but this library was built for %s (PTX for the "
+                "last): rebuild with sm_%d%d in -Darch",
+                d.name, ordinal, d.major, d.minor, gen::kBuildArch, d.major, d.minor);
+  *info = &d;
   return KGEN_OK;
 }
 

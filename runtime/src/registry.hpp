@@ -24,7 +24,9 @@ namespace gen {
 // defined in the generated registry.gen.cpp
 extern const VariantInfo* const kRegistry[];
 extern const std::size_t kRegistrySize;
-extern const char* const kBuildArch;
+extern const char* const kBuildArch;   // "sm_90,sm_100,sm_120"
+extern const int kCodeArches[];        // {90, 100, 120}: SASS for each, PTX for the last
+extern const std::size_t kCodeArchCount;
 extern const char* const kBuildLevel;
 extern const char* const kGeneratorHash;
 extern const char* const kTuningDatabases[];  // JSON texts, kTuningDatabaseCount of them

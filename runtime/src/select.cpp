@@ -36,23 +36,28 @@ kgen_status_t find_named_mover(const char* variant, Family family, const Variant
 
 Selection select_variant(Family family, int element, const DeviceInfo& device,
                          const void* problem, ScoreFn heuristic) {
-  return select_from(active_database(device), family, element, problem, heuristic);
+  return select_from(active_database(device), family, element, device, problem, heuristic);
 }
 
-Selection select_from(const tuning::Database* db, Family family, int element, const void* problem,
-                      ScoreFn heuristic) {
+Selection select_from(const tuning::Database* db, Family family, int element,
+                      const DeviceInfo& device, const void* problem, ScoreFn heuristic) {
   if (const VariantInfo* tuned = tuned_variant(db, family, element, problem))
-    if (tuned->supports(*tuned, problem)) return {tuned, Source::tuning_db};
+    if (runs_on(*tuned, device) && tuned->supports(*tuned, problem)) return {tuned, Source::tuning_db};
 
+  return best_of(Registry::of(family, element), device, problem, heuristic);
+}
+
+Selection best_of(const std::vector<const VariantInfo*>& candidates, const DeviceInfo& device,
+                  const void* problem, ScoreFn heuristic) {
   const VariantInfo* best = nullptr;
   const VariantInfo* generic = nullptr;
   Score best_score = Score::reject();
-  for (const VariantInfo* v : Registry::of(family, element)) {
+  for (const VariantInfo* v : candidates) {
     if (v->generic) {
       if (!generic) generic = v;
       continue;
     }
-    if (!v->supports(*v, problem)) continue;
+    if (!runs_on(*v, device) || !v->supports(*v, problem)) continue;
     Score s = heuristic(*v, problem);
     if (s.rejected()) continue;
     if (!best || best_score < s) {  // ties keep the first in generator order
@@ -67,6 +72,12 @@ Selection select_from(const tuning::Database* db, Family family, int element, co
 kgen_status_t choose_variant(const VariantInfo* named, Family family, int element,
                              const DeviceInfo& device, const void* problem, ScoreFn heuristic,
                              DescribeFn describe, const VariantInfo** chosen) {
+  if (named && !runs_on(*named, device)) {
+    *chosen = nullptr;
+    return fail(KGEN_ERROR_UNSUPPORTED,
+                "variant: '%s' needs sm_%d or later, but %s runs this library's sm_%d code", named->name,
+                named->min_arch, device.name[0] ? device.name : "the device", device.code_arch);
+  }
   *chosen = named ? named : select_variant(family, element, device, problem, heuristic).variant;
   if (*chosen && (!named || named->supports(*named, problem))) return KGEN_OK;
   char text[160];

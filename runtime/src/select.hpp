@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "kgen/kgen.h"
 #include "variant.hpp"
@@ -50,9 +51,17 @@ struct Database;
 // The three steps with the database of this device (active_database).
 Selection select_variant(Family family, int element, const DeviceInfo& device,
                          const void* problem, ScoreFn heuristic);
-// The same with a given database (null: none), for tests.
-Selection select_from(const tuning::Database* db, Family family, int element, const void* problem,
-                      ScoreFn heuristic);
+// The same with a given database (null: none).  Variants that do not run on
+// the device (runs_on) are never proposed.
+Selection select_from(const tuning::Database* db, Family family, int element,
+                      const DeviceInfo& device, const void* problem, ScoreFn heuristic);
+
+// Steps 2 and 3 over `candidates` (a family's variants of one element, in
+// generator order): the best-scoring non-generic variant that runs on the
+// device and supports the problem (the first on a tie), else the first
+// generic one.
+Selection best_of(const std::vector<const VariantInfo*>& candidates, const DeviceInfo& device,
+                  const void* problem, ScoreFn heuristic);
 
 // Writes a short description of a family's problem ("rows=4 cols=7") for
 // error messages; called only on failure.
@@ -60,7 +69,8 @@ using DescribeFn = void (*)(const void* problem, char* text, int size);
 
 // Every entry point's last step before launching: the named variant if
 // there is one (an error naming `variant` and the problem when it cannot run
-// it), else select_variant's choice (an internal error if not even a
+// it, or naming the arch when the device does not run its code), else
+// select_variant's choice (an internal error if not even a
 // generic variant of this element is compiled in).
 kgen_status_t choose_variant(const VariantInfo* named, Family family, int element,
                              const DeviceInfo& device, const void* problem, ScoreFn heuristic,

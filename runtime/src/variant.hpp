@@ -35,6 +35,12 @@ struct DeviceInfo {
   std::size_t smem_per_sm = 228 * 1024;           // shared memory of one SM
   std::size_t smem_per_block_optin = 227 * 1024;  // one block, after opting in
   std::size_t l2_bytes = 50u << 20;
+  // the arch (compute capability x 10) of the code of this library the
+  // device runs: the build's SASS of its major version (the newest minor not
+  // above its own), else the build's PTX through the driver's JIT when that
+  // is not newer than the device; 0 when the build holds nothing it can run
+  // (code_arch_for in device.cpp)
+  int code_arch = 90;
   char name[128] = "";
 };
 
@@ -44,10 +50,16 @@ struct VariantInfo {
   int element;               // kgen_dtype_t, or movement_key(bytes) for byte movers
   const void* params;        // the family's generated params struct
   bool generic;              // supports every valid problem of its dtype
+  int min_arch;              // runs only where the device runs code of this arch or later (0: any)
   // capability, decided from the real problem (pointers, extents, device)
   bool (*supports)(const VariantInfo& self, const void* problem);
   // launches on the stream; returns the launch's error state
   cudaError_t (*launch)(const void* problem, cudaStream_t stream);
 };
+
+// Whether the device runs code in which this variant's kernels exist (a
+// tier that needs sm_90 features compiles to nothing for older archs).
+// Selection skips a variant for which this is false; naming it is an error.
+inline bool runs_on(const VariantInfo& v, const DeviceInfo& d) { return d.code_arch >= v.min_arch; }
 
 }  // namespace kgen

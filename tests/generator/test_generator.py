@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from generator.core import ARCHES, enumerate_op
+from generator.core import ARCHES, Param, Tier, enumerate_op, gencode_flags, parse_arches
 from generator.dtypes import DTYPES
-from generator.emit import output_names, render_all
+from generator.emit import bundles, output_names, render_all
 from generator.ops import load_ops
 from generator.ops import expand, permute, reduce, softmax, softmax_backward, where
 from generator import tuning
@@ -121,7 +121,110 @@ def test_dtype_subset_and_bad_arguments():
         names(arch="sm_70")
     with pytest.raises(ValueError, match="level"):
         names(level="huge")
-    assert set(ARCHES) >= {"sm_80", "sm_86", "sm_89", "sm_90"}
+    assert set(ARCHES) >= {"sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_103", "sm_120"}
+    with pytest.raises(ValueError, match="arch"):
+        names(arch="sm_90,sm_70")
+    with pytest.raises(ValueError, match="arch"):
+        names(arch="")
+
+
+def test_arch_lists_are_sorted_deduplicated_and_do_not_change_the_variants():
+    assert parse_arches("sm_120,sm_90,sm_100,sm_90") == ("sm_90", "sm_100", "sm_120")
+    assert parse_arches(["sm_86"]) == ("sm_86",)
+    # SASS for each arch, PTX for the newest
+    assert gencode_flags("sm_120,sm_90") == ["-gencode=arch=compute_90,code=sm_90",
+                                             "-gencode=arch=compute_120,code=sm_120",
+                                             "-gencode=arch=compute_120,code=compute_120"]
+    out = subprocess.run([sys.executable, "-m", "generator", "--arch", "sm_100,sm_80", "--gencode"],
+                         cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == gencode_flags(["sm_80", "sm_100"])
+    # no tier of today needs a newer arch: every list compiles the same variants
+    assert names(arch="sm_90,sm_100,sm_120") == names(arch="sm_90") == names(arch="sm_80")
+
+
+class _ClusterOp:
+    """A family with a tier that needs sm_90 (as a thread-block cluster tier would)."""
+    OP = "softmax"
+    DTYPES = ("f32",)
+    TIERS = (Tier(name="cluster", template="softmax_generic.cu.j2", params=(Param("cluster", "k", lambda d: (2, 4)),),
+                  min_arch=90),
+             Tier(name="generic", template="softmax_generic.cu.j2", params=(), generic=True))
+
+
+def test_a_tier_that_needs_a_newer_arch_is_emitted_only_for_builds_that_list_one(tmp_path):
+    of = lambda arch: [v.name for v in enumerate_op(_ClusterOp, arch, "full", ["f32"])]
+    assert of("sm_80") == ["softmax_generic_f32"]
+    assert of("sm_80,sm_86") == ["softmax_generic_f32"]
+    assert of("sm_80,sm_90") == ["softmax_cluster_f32_k2", "softmax_cluster_f32_k4", "softmax_generic_f32"]
+    assert of("sm_120") == of("sm_80,sm_90")
+    # the record tells the runtime, which skips it on a device that runs older code
+    variants = enumerate_op(_ClusterOp, "sm_80,sm_90", "full", ["f32"])
+    render_all([softmax], {"softmax": variants}, tmp_path, "sm_80,sm_90", "full")
+    assert "false, 90, &kgen::softmax::supports" in (tmp_path / "softmax_cluster_f32_k2.cu").read_text()
+    assert "true, 0, &kgen::softmax::supports" in (tmp_path / "softmax_generic_f32.cu").read_text()
+    with pytest.raises(ValueError, match="generic"):
+        Tier(name="generic", template="t", params=(), generic=True, min_arch=90)
+
+
+def test_the_registry_records_the_arch_list(tmp_path):
+    ops = [softmax]
+    by_op = {"softmax": enumerate_op(softmax, "sm_90", "tuned", ("f32",))}
+    render_all(ops, by_op, tmp_path, "sm_120,sm_90,sm_100", "tuned")
+    registry = (tmp_path / "registry.gen.cpp").read_text()
+    assert 'kBuildArch = "sm_90,sm_100,sm_120";' in registry
+    assert "kCodeArches[] = {90, 100, 120};" in registry
+    assert "kCodeArchCount = 3;" in registry
+
+
+def all_variants(level="default", arch="sm_90"):
+    return [v for m in load_ops() for v in enumerate_op(m, arch, level, tuple(DTYPES))]
+
+
+@pytest.mark.parametrize("size", [1, 4, 16, 64])
+def test_bundles_hold_one_family_each_and_every_variant_once_in_order(size):
+    variants = all_variants()
+    made = bundles(variants, size)
+    assert [v for _, members in made for v in members] == variants
+    for name, members in made:
+        op = members[0].op
+        assert all(v.op == op for v in members)
+        assert re.fullmatch(rf"bundle_{op}_\d\d\.cu", name)
+        # filled up to the size in cost units; a variant costlier than the size stands alone
+        assert len(members) == 1 or sum(v.tier.cost for v in members) <= size
+    assert len({name for name, _ in made}) == len(made)
+    # more units a bundle, fewer bundles
+    assert len(made) >= len(bundles(variants, 2 * size))
+    with pytest.raises(ValueError):
+        bundles(variants, 0)
+
+
+def test_bundles_are_what_the_build_compiles_and_include_their_variant_files(tmp_path):
+    ops = load_ops()
+    by_op = {m.OP: enumerate_op(m, "sm_90", "default", ("f32",)) for m in ops}
+    variants = [v for m in ops for v in by_op[m.OP]]
+    render_all(ops, by_op, tmp_path, "sm_90", "default", bundle_size=8)
+    outputs = output_names(variants, 8)
+    made = bundles(variants, 8)
+    # what the build compiles first (bundles, then the registry), the params header last
+    assert outputs[:len(made) + 1] == [n for n, _ in made] + ["registry.gen.cpp"]
+    assert outputs[-1] == "kgen_params.gen.hpp"
+    assert sorted(outputs) == sorted(p.name for p in tmp_path.iterdir())
+    for name, members in made:
+        text = (tmp_path / name).read_text()
+        assert re.findall(r'#include "([a-z0-9_]+)\.cu"', text) == [v.name for v in members]
+
+
+def test_a_change_to_one_family_rewrites_only_its_bundles(tmp_path):
+    ops = load_ops()
+    by_op = {m.OP: enumerate_op(m, "sm_90", "default", ("f32", "f16")) for m in ops}
+    render_all(ops, by_op, tmp_path, "sm_90", "default")
+    # softmax loses variants (as a changed space or filter would): only its
+    # bundles, and the registry, change
+    by_op["softmax"] = [v for v in by_op["softmax"] if "_f16" not in v.name]
+    written = render_all(ops, by_op, tmp_path, "sm_90", "default")
+    ours = lambda n: re.fullmatch(r"bundle_softmax_\d\d\.cu", n)  # not softmax_backward's
+    assert written and all(ours(n) or n == "registry.gen.cpp" for n in written)
+    assert any(ours(n) for n in written)
 
 
 def test_render_writes_only_changed_files(tmp_path):

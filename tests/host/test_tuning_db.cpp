@@ -231,20 +231,20 @@ TEST_CASE("selection order: the database's entry, else the heuristic, else the g
   std::string why;
   REQUIRE(load(db_text(kSoftmaxEntry), &db, &why));
   // 1. the database's pick for the bucket, which supports the problem
-  auto s = kgen::select_from(&db, Family::softmax, KGEN_FLOAT32, &p, &kgen::softmax::heuristic);
+  auto s = kgen::select_from(&db, Family::softmax, KGEN_FLOAT32, dev, &p, &kgen::softmax::heuristic);
   CHECK(s.source == kgen::Source::tuning_db);
   CHECK(s.variant == find("softmax_generic_f32"));
   // 2. no entry for this bucket (or no database): the heuristic's pick
   kgen::softmax::Problem other = p;
   other.cols = 3000;
-  s = kgen::select_from(&db, Family::softmax, KGEN_FLOAT32, &other, &kgen::softmax::heuristic);
-  const auto h = kgen::select_from(nullptr, Family::softmax, KGEN_FLOAT32, &other, &kgen::softmax::heuristic);
+  s = kgen::select_from(&db, Family::softmax, KGEN_FLOAT32, dev, &other, &kgen::softmax::heuristic);
+  const auto h = kgen::select_from(nullptr, Family::softmax, KGEN_FLOAT32, dev, &other, &kgen::softmax::heuristic);
   CHECK(s.variant == h.variant);
   CHECK(s.source == h.source);
   CHECK(s.source != kgen::Source::tuning_db);
   // 3. a heuristic that takes nothing: the generic variant
   auto none = [](const kgen::VariantInfo&, const void*) { return kgen::Score::reject(); };
-  s = kgen::select_from(nullptr, Family::softmax, KGEN_FLOAT32, &other, none);
+  s = kgen::select_from(nullptr, Family::softmax, KGEN_FLOAT32, dev, &other, none);
   CHECK(s.source == kgen::Source::generic);
   CHECK(s.variant == find("softmax_generic_f32"));
 }
@@ -266,8 +266,8 @@ TEST_CASE("a database entry whose variant cannot run the problem falls back to t
                        std::string(cannot->name) + "\"}"),
                &db, &why));
   REQUIRE(db.find(Family::softmax, KGEN_FLOAT32, "row_w1024") == cannot);
-  const auto s = kgen::select_from(&db, Family::softmax, KGEN_FLOAT32, &p, &kgen::softmax::heuristic);
-  const auto h = kgen::select_from(nullptr, Family::softmax, KGEN_FLOAT32, &p, &kgen::softmax::heuristic);
+  const auto s = kgen::select_from(&db, Family::softmax, KGEN_FLOAT32, dev, &p, &kgen::softmax::heuristic);
+  const auto h = kgen::select_from(nullptr, Family::softmax, KGEN_FLOAT32, dev, &p, &kgen::softmax::heuristic);
   CHECK(s.source != kgen::Source::tuning_db);
   CHECK(s.variant == h.variant);
   CHECK(s.variant->supports(*s.variant, &p));

@@ -335,7 +335,13 @@ KGEN_API int64_t kgen_variant_count(void);
 /* NULL when index is out of range */
 KGEN_API const char* kgen_variant_name(int64_t index);
 KGEN_API const char* kgen_variant_family(int64_t index);
-/* The build's target arch ("sm_90") and level ("default", "full"). */
+/* The build's arch list, oldest first ("sm_90" or "sm_90,sm_100,sm_120":
+ * SASS for each, PTX for the last) and level ("default", "full", "tuned").
+ * On a device that runs none of that code (an sm_80 GPU and an sm_90
+ * build, say) every entry point gives KGEN_ERROR_UNSUPPORTED naming the
+ * device's arch and the build's; a *_variant call naming a variant whose
+ * kernels need a newer arch than the code the device runs gives
+ * KGEN_ERROR_UNSUPPORTED naming both, and selection never picks one. */
 KGEN_API const char* kgen_build_arch(void);
 KGEN_API const char* kgen_build_level(void);
 /* The hash of the generator and templates the kernels were generated from:

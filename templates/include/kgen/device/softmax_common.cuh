@@ -23,10 +23,11 @@ constexpr int kBatchPacks = BYTES / static_cast<int>(sizeof(T) * P) < 1 ? 1 : BY
 // Full residency (2048 threads per SM) when shared memory allows: at 45-56
 // registers a thread, blocks of 1024 fitted once per SM and smem/uncached
 // rows ran at 40-52% of copy instead of 86-94% (H100, bench/NOTES.md v2).
-#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890)
-constexpr int kThreadsPerSm = 1536;  // sm_86, sm_87, sm_89
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890 || \
+                               __CUDA_ARCH__ >= 1200)
+constexpr int kThreadsPerSm = 1536;  // sm_86, sm_87, sm_89, sm_120, sm_121
 #else
-constexpr int kThreadsPerSm = 2048;  // sm_80, sm_90
+constexpr int kThreadsPerSm = 2048;  // sm_80, sm_90, sm_100, sm_103
 #endif
 template <int BLOCK>
 constexpr int kMinBlocks = kThreadsPerSm / BLOCK < 1 ? 1 : kThreadsPerSm / BLOCK;

@@ -805,7 +805,10 @@ cudaError_t launch_multi(const void* problem, cudaStream_t stream) {
   if (err != cudaSuccess) return err;
   const dim3 grid(static_cast<unsigned>(p.batch), static_cast<unsigned>(pl.blocks_per_row));
   const T* x = static_cast<const T*>(p.x);
-  const bool chained = p.device->major >= 9;
+  // the device must run sm_90 code of these kernels, not only be an sm_90
+  // device: a build for sm_80 alone runs there through its PTX, in which
+  // the grid dependency waits compile to nothing
+  const bool chained = p.device->code_arch >= 90;
   if (pl.offers_per_warp > 0) {
     multi_offer_kernel<T, BLOCK, P><<<grid, BLOCK, 0, stream>>>(x, a, o);
     if ((err = cudaGetLastError()) != cudaSuccess) return err;
