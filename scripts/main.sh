@@ -6,6 +6,7 @@
 # comparison with PyTorch where torch is installed.
 #   scripts/main.sh            level default without a GPU, full with one
 #   LEVEL=default scripts/main.sh
+#   ARCH=sm_90,sm_100,sm_120 scripts/main.sh   (default: sm_90)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
