@@ -156,19 +156,4 @@ std::vector<double> budget_samples(double budget_ms, int min_runs, int max_runs,
   return us;
 }
 
-// Variants not worth a single run on a case (one run would take seconds),
-// which the heuristics never pick there either.
-// reduce: a thread or a group of lanes per row with fewer than two warps of
-// rows per SM (one thread summing 2^28 elements).
-bool reduce_hopeless(const std::string& variant, int64_t rows, int sm_count) {
-  int lanes = 0;
-  if (variant.rfind("reduce_thread_", 0) == 0) lanes = 1;
-  else if (variant.rfind("reduce_warp_", 0) == 0) lanes = std::atoi(variant.c_str() + variant.find("_g") + 2);
-  return lanes > 0 && rows * lanes < int64_t{sm_count} * 64;
-}
-// topk: a warp per row with fewer rows than warps on one SM, on long rows.
-bool topk_hopeless(const std::string& variant, int64_t batch, int64_t n) {
-  return variant.rfind("topk_queue_", 0) == 0 && batch < 64 && n > 65536;
-}
-
 }  // namespace

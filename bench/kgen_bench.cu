@@ -23,27 +23,27 @@
 //                      (--torch: PyTorch's times on the same cases, from bench/topk_torch.py,
 //                      for the speedup column)
 //
-// Each case: warm-up, then `reps` launches each timed with CUDA events; the
-// median is reported.  Inputs are at least 4x the L2 (rotated between sets of
-// buffers when one set is smaller).  GB/s counts the minimum traffic (each
-// input read once, each output written once); % of copy divides it by the
-// GB/s of cudaMemcpyAsync device-to-device over the same bytes, timed the
-// same way (a copy reads and writes: its GB/s counts both).  --variants also times every compiled variant that supports the
-// case, so the heuristic's pick can be compared with the fastest.
+// Each problem is a case of bench/cases.hpp, as kgen-tune's are: the same
+// buffers, launches and traffic.  Each case: warm-up, then `reps` launches
+// each timed with CUDA events; the median is reported.  The buffers are at
+// least 4x the L2 (rotated between sets of buffers when one set is smaller).
+// GB/s counts the minimum traffic (each input read once, each output written
+// once); % of copy divides it by the GB/s of cudaMemcpyAsync device-to-device
+// over the same bytes, timed the same way (a copy reads and writes: its GB/s
+// counts both).  --variants also times every compiled variant that supports
+// the case, so the heuristic's pick can be compared with the fastest.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <ctime>
-#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include <cuda_fp16.h>
-
+#include "cases.hpp"
 #include "harness.cuh"
 #include "kgen/kgen.h"
 
@@ -179,13 +179,32 @@ double copy_gbps(const Run& run, int reps, size_t bytes, kgen_dtype_t d) {
   return 2.0 * bytes / us / 1e3;
 }
 
-// A case's reference: times the copy of its `bytes`, prints that row and
-// returns the copy's GB/s.
-double copy_row(Run& run, const Options& o, const std::string& dname, const std::string& shape, size_t bytes,
-                kgen_dtype_t d) {
-  const double copy = copy_gbps(run, o.reps, bytes, d);
-  run.add({"copy", dname, shape, "cudaMemcpyAsync", 2.0 * bytes / copy / 1e3, copy, 100.0}, true);
+// A case's reference: times a copy of as many bytes as the case moves (half
+// its traffic: a copy reads and writes them; all of it for reduce and topk,
+// whose traffic counts only the input read), prints that row and returns
+// the copy's GB/s.
+double copy_row(Run& run, const Options& o, const std::string& shape, const cases::Case& c) {
+  const size_t traffic = static_cast<size_t>(c.traffic);
+  const size_t bytes = c.family == "reduce" || c.family == "topk" ? traffic : traffic / 2;
+  const double copy = copy_gbps(run, o.reps, bytes, parse_dtype(c.dtype));
+  run.add({"copy", c.dtype, shape, "cudaMemcpyAsync", 2.0 * bytes / copy / 1e3, copy, 100.0}, true);
   return copy;
+}
+
+// The case of a line of words (cases.hpp) in dtype `dname` (an unknown
+// dtype ends the run).
+std::unique_ptr<cases::Case> make(const Run& run, const std::string& family, const std::string& dname,
+                                  const std::string& line) {
+  parse_dtype(dname);
+  cases::Words words;
+  std::string error;
+  std::unique_ptr<cases::Case> c;
+  if (cases::parse_line(line, &words, &error)) c = cases::make_case(family, dname, words, run.prop, &error);
+  if (!c) {
+    std::fprintf(stderr, "kgen-bench: %s %s: %s\n", family.c_str(), line.c_str(), error.c_str());
+    std::exit(1);
+  }
+  return c;
 }
 
 // The --dtypes given, else the family's default.
@@ -193,139 +212,113 @@ std::vector<std::string> dtypes_or(const Options& o, std::vector<std::string> fa
   return o.dtypes.empty() ? fallback : o.dtypes;
 }
 
-// The compiled variants of a family and dtype (any dtype when dname is empty:
-// permute names carry a movement size instead), the selected one first.
-std::vector<std::string> candidates(const char* selected, const char* family, const std::string& dname,
-                                    bool all) {
-  std::vector<std::string> names = {selected};
-  const std::string mid = "_" + dname + "_", end = "_" + dname;
-  if (all)
-    for (int64_t i = 0; i < kgen_variant_count(); ++i) {
-      const std::string n = kgen_variant_name(i);
-      const bool of_dtype = dname.empty() || n.find(mid) != std::string::npos ||
-                            (n.size() > end.size() && n.compare(n.size() - end.size(), end.size(), end) == 0);
-      if (n != selected && of_dtype && std::string(kgen_variant_family(i)) == family) names.push_back(n);
-    }
-  return names;
-}
-
-// Times each candidate (run(name, set) launches it); the first is the
-// selected one.  Returns false on an error.
-// `hopeless` names variants not worth a single run on this case.
-bool time_candidates(Run& run, const Options& o, Row base, double copy, int sets,
-                     const std::vector<std::string>& names, double bytes,
-                     const std::function<kgen_status_t(const char*, int)>& launch,
-                     const std::function<bool(const std::string&)>& hopeless = nullptr) {
-  double best_us = 1e30, selected_us = 0;
-  std::string best;
-  int timed = 0;
-  for (size_t k = 0; k < names.size(); ++k) {
-    const char* v = names[k].c_str();
-    if (k > 0 && hopeless && hopeless(names[k])) continue;
-    const kgen_status_t st = launch(v, 0);
-    if (st == KGEN_ERROR_UNSUPPORTED && k > 0) continue;
-    if (st != KGEN_OK) {
-      std::fprintf(stderr, "%s failed: %s\n", v, kgen_last_error());
-      return false;
-    }
-    auto once = [&](int s) {
-      if (launch(v, s) != KGEN_OK) {
-        std::fprintf(stderr, "%s failed: %s\n", v, kgen_last_error());
-        std::exit(1);
-      }
-    };
-    // a variant 8x slower than the selected one in a single run is reported
-    // from that run: its median would cost minutes and change no conclusion
-    const double single = k > 0 ? median_us(1, sets, once) : 0;
-    const bool slow = k > 0 && single > 8 * selected_us;
-    const double us = slow ? single : median_us(o.reps, sets, once);
-    if (k == 0) selected_us = us;
-    ++timed;
-    Row r = base;
-    r.variant = v;
-    r.us = us;
-    r.gbps = bytes / us / 1e3;
-    r.pct_copy = 100.0 * r.gbps / copy;
-    if (k == 0) run.add(r, true, " (selected)");
-    else if (o.variants) run.add(r, false, slow ? " (1 run)" : "");
-    if (us < best_us) best_us = us, best = v;
-  }
-  if (o.variants) {
-    Row r = base;
-    r.variant = best;
-    r.us = best_us;
-    r.gbps = bytes / best_us / 1e3;
-    r.pct_copy = 100.0 * r.gbps / copy;
-    run.add(r, false, " (fastest of " + std::to_string(timed) + ")");
-  }
-  return true;
-}
-
-int bench_softmax(const Options& o) {
-  Run run("softmax", "2 x tensor bytes (read x, write y)");
-  for (const std::string& dname : dtypes_or(o, {"f32", "f16", "bf16"})) {
-    const kgen_dtype_t d = parse_dtype(dname);
-    const int e = kgen_dtype_size(d);
-    for (int64_t cols : o.cols) {
-      const int64_t rows = std::max<int64_t>(1, static_cast<int64_t>(o.mib * 1048576.0 / (cols * e)));
-      const size_t bytes = static_cast<size_t>(rows * cols * e);
-      const int sets = run.sets_for(bytes);
-      const std::string shape = std::to_string(rows) + "x" + std::to_string(cols);
-      const double copy = copy_row(run, o, dname, shape, bytes, d);
-      Buffers b(sets, bytes, bytes, rows * cols, d);
-      for (int log = 0; log < 2; ++log) {
-        const char* selected = nullptr;
-        if (kgen_softmax_selected(log, d, rows, cols, b.xs[0], b.ys[0], &selected) != KGEN_OK) {
-          std::fprintf(stderr, "selection failed: %s\n", kgen_last_error());
-          return 1;
-        }
-        const Row base{log ? "log_softmax" : "softmax", dname, shape, "", 0, 0, 0};
-        if (!time_candidates(run, o, base, copy, sets, candidates(selected, "softmax", dname, o.variants),
-                             2.0 * bytes, [&](const char* v, int s) {
-                               return kgen_softmax_variant(v, log, d, rows, cols, b.xs[s], b.ys[s], nullptr);
-                             }))
-          return 1;
-      }
-    }
-  }
-  return run.write(o);
-}
-
 // Is `name` among the --ops given (every op when none is)?
 bool wanted(const Options& o, const std::string& name) {
   return o.ops.empty() || std::find(o.ops.begin(), o.ops.end(), name) != o.ops.end();
 }
 
-// Softmax and log_softmax backward over the last dim, on the forward's rows
-// (--cols, --mib): dx from y and dy.  The inputs are random rather than a
-// forward's output: the kernels' time does not depend on the values.
-int bench_softmax_backward(const Options& o) {
-  Run run("softmax_backward", "3 x tensor bytes (read y, read dy, write dx)");
+// Are all of `ops` among `known`?  Names the first that is not.
+bool known_ops(const std::vector<std::string>& ops, const std::vector<std::string>& known) {
+  for (const std::string& name : ops)
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      std::fprintf(stderr, "unknown op %s\n", name.c_str());
+      return false;
+    }
+  return true;
+}
+
+// The compiled variants of the case's family and dtype (of any dtype for
+// the byte movers: their names carry a movement size instead), the selected
+// one first.
+std::vector<std::string> candidates(const char* selected, const cases::Case& c, bool all) {
+  std::vector<std::string> names = {selected};
+  const bool any_dtype = c.family == "permute" || c.family == "expand" || c.family == "where";
+  const std::string mid = "_" + c.dtype + "_", end = "_" + c.dtype;
+  if (all)
+    for (int64_t i = 0; i < kgen_variant_count(); ++i) {
+      const std::string n = kgen_variant_name(i);
+      const bool of_dtype = any_dtype || n.find(mid) != std::string::npos ||
+                            (n.size() > end.size() && n.compare(n.size() - end.size(), end.size(), end) == 0);
+      if (n != selected && of_dtype && c.family == kgen_variant_family(i)) names.push_back(n);
+    }
+  return names;
+}
+
+// Times the variant the library selects for the case and, with --variants,
+// every other candidate that supports it (the others answer
+// KGEN_ERROR_UNSUPPORTED), as rows like `base`: GB/s over the case's
+// traffic, % of copy against `copy`.  Returns false on an error.
+bool time_case(Run& run, const Options& o, Row base, double copy, cases::Case& c) {
+  c.prepare();
+  const char* selected = nullptr;
+  if (c.selected(&selected) != KGEN_OK) {
+    std::fprintf(stderr, "selection failed: %s\n", kgen_last_error());
+    return false;
+  }
+  const std::vector<std::string> names = candidates(selected, c, o.variants);
+  auto row = [&](const std::string& variant, double us) {
+    Row r = base;
+    r.variant = variant;
+    r.us = us;
+    r.gbps = c.traffic / us / 1e3;
+    r.pct_copy = 100.0 * r.gbps / copy;
+    return r;
+  };
+  double best_us = 1e30, selected_us = 0;
+  std::string best;
+  int timed = 0;
+  for (size_t k = 0; k < names.size(); ++k) {
+    const std::string& name = names[k];
+    // "copy" (an identity after simplification) is no compiled variant:
+    // it runs through the selecting call
+    const char* v = name == "copy" ? nullptr : name.c_str();
+    if (k > 0 && c.hopeless(name)) continue;
+    const kgen_status_t st = c.run(v, 0);
+    if (st == KGEN_ERROR_UNSUPPORTED && k > 0) continue;
+    if (st != KGEN_OK) {
+      std::fprintf(stderr, "%s failed: %s\n", name.c_str(), kgen_last_error());
+      return false;
+    }
+    auto once = [&](int s) {
+      if (c.run(v, s) != KGEN_OK) {
+        std::fprintf(stderr, "%s failed: %s\n", name.c_str(), kgen_last_error());
+        std::exit(1);
+      }
+    };
+    // a variant 8x slower than the selected one in a single run is reported
+    // from that run: its median would cost minutes and change no conclusion
+    const double single = k > 0 ? median_us(1, c.sets, once) : 0;
+    const bool slow = k > 0 && single > 8 * selected_us;
+    const double us = slow ? single : median_us(o.reps, c.sets, once);
+    if (k == 0) selected_us = us;
+    ++timed;
+    if (k == 0) run.add(row(name, us), true, " (selected)");
+    else if (o.variants) run.add(row(name, us), false, slow ? " (1 run)" : "");
+    if (us < best_us) best_us = us, best = name;
+  }
+  if (o.variants) run.add(row(best, best_us), false, " (fastest of " + std::to_string(timed) + ")");
+  return true;
+}
+
+// softmax and log_softmax, or their backward (dx from y and dy), over the
+// last dim of rows of --cols columns, --mib a tensor.  The backward's inputs
+// are random rather than a forward's output: the kernels' time does not
+// depend on the values.
+int bench_rows(const Options& o, const std::string& family) {
+  const bool backward = family == "softmax_backward";
+  Run run(family, backward ? "3 x tensor bytes (read y, read dy, write dx)" : "2 x tensor bytes (read x, write y)");
   for (const std::string& dname : dtypes_or(o, {"f32", "f16", "bf16"})) {
-    const kgen_dtype_t d = parse_dtype(dname);
-    const int e = kgen_dtype_size(d);
+    const int e = kgen_dtype_size(parse_dtype(dname));
     for (int64_t cols : o.cols) {
       const int64_t rows = std::max<int64_t>(1, static_cast<int64_t>(o.mib * 1048576.0 / (cols * e)));
-      const size_t bytes = static_cast<size_t>(rows * cols * e);
-      const int sets = run.sets_for(2 * bytes);
       const std::string shape = std::to_string(rows) + "x" + std::to_string(cols);
-      // a copy of half the traffic moves as many bytes
-      const double copy = copy_row(run, o, dname, shape, 3 * bytes / 2, d);
-      Buffers y_dx(sets, bytes, bytes, rows * cols, d), dy(sets, bytes, 0, rows * cols, d);
+      double copy = 0;
       for (int log = 0; log < 2; ++log) {
-        const char* selected = nullptr;
-        if (kgen_softmax_backward_selected(log, d, rows, cols, 1, y_dx.xs[0], dy.xs[0], y_dx.ys[0], &selected) !=
-            KGEN_OK) {
-          std::fprintf(stderr, "selection failed: %s\n", kgen_last_error());
-          return 1;
-        }
-        const Row base{log ? "log_softmax_backward" : "softmax_backward", dname, shape, "", 0, 0, 0};
-        if (!time_candidates(run, o, base, copy, sets, candidates(selected, "softmax_backward", dname, o.variants),
-                             3.0 * bytes, [&](const char* v, int s) {
-                               return kgen_softmax_backward_variant(v, log, d, rows, cols, 1, y_dx.xs[s], dy.xs[s],
-                                                                    y_dx.ys[s], nullptr);
-                             }))
-          return 1;
+        const auto c = make(run, family, dname,
+                            "outer=" + std::to_string(rows) + " axis=" + std::to_string(cols) +
+                                " log=" + std::to_string(log));
+        if (log == 0) copy = copy_row(run, o, shape, *c);
+        if (!time_case(run, o, {(log ? "log_" : "") + family, dname, shape}, copy, *c)) return 1;
       }
     }
   }
@@ -334,10 +327,10 @@ int bench_softmax_backward(const Options& o) {
 
 // Softmax over dim 1 of (N, C, H*W) activations: channels of images and
 // segmentation logits (inner > 1: the strided tiers), as (outer, axis, inner).
-struct DimBenchCase {
+struct DimShape {
   int64_t outer, axis, inner;
 };
-const DimBenchCase kDimCases[] = {
+const DimShape kDimShapes[] = {
     {64, 1024, 64 * 64}, {256, 64, 56 * 56}, {128, 512, 28 * 28},
     {256, 2048, 7 * 7},  {16, 19, 512 * 512}, {8, 8192, 64},
 };
@@ -346,53 +339,25 @@ const DimBenchCase kDimCases[] = {
 // log_softmax_backward (read y and dy, write dx) over dim 1.
 int bench_softmax_dim(const Options& o) {
   Run run("softmax_dim", "2 (forward: read x, write y) or 3 (backward: read y, read dy, write dx) x tensor bytes");
-  const char* const ops[] = {"softmax", "log_softmax", "softmax_backward", "log_softmax_backward"};
-  for (const std::string& name : o.ops)
-    if (std::find(std::begin(ops), std::end(ops), name) == std::end(ops)) {
-      std::fprintf(stderr, "unknown op %s\n", name.c_str());
-      return 2;
-    }
-  for (const std::string& dname : dtypes_or(o, {"f32", "f16", "bf16"})) {
-    const kgen_dtype_t d = parse_dtype(dname);
-    const int e = kgen_dtype_size(d);
-    for (const DimBenchCase& c : kDimCases) {
-      const int64_t n = c.outer * c.axis * c.inner;
-      const size_t bytes = static_cast<size_t>(n) * e;
-      const int sets = run.sets_for(2 * bytes);
-      const std::string shape = "(" + std::to_string(c.outer) + "," + std::to_string(c.axis) + "," +
-                                std::to_string(c.inner) + ") dim 1";
-      Buffers x_y(sets, bytes, bytes, n, d), dy(sets, bytes, 0, n, d);
+  const std::vector<std::string> ops = {"softmax", "log_softmax", "softmax_backward", "log_softmax_backward"};
+  if (!known_ops(o.ops, ops)) return 2;
+  for (const std::string& dname : dtypes_or(o, {"f32", "f16", "bf16"}))
+    for (const DimShape& s : kDimShapes) {
+      const std::string dims = std::to_string(s.outer) + "," + std::to_string(s.axis) + "," + std::to_string(s.inner);
+      const std::string shape = "(" + dims + ") dim 1";
       for (int backward = 0; backward < 2; ++backward) {
-        if (!wanted(o, ops[2 * backward]) && !wanted(o, ops[2 * backward + 1])) continue;
-        const int tensors = backward ? 3 : 2;
-        const double copy = copy_row(run, o, dname, shape, tensors * bytes / 2, d);
+        double copy = -1;  // the copy row before the direction's first op
         for (int log = 0; log < 2; ++log) {
-          const char* op = ops[2 * backward + log];
+          const std::string& op = ops[2 * backward + log];
           if (!wanted(o, op)) continue;
-          const char* selected = nullptr;
-          const kgen_status_t st =
-              backward ? kgen_softmax_backward_selected(log, d, c.outer, c.axis, c.inner, x_y.xs[0], dy.xs[0],
-                                                        x_y.ys[0], &selected)
-                       : kgen_softmax_dim_selected(log, d, c.outer, c.axis, c.inner, x_y.xs[0], x_y.ys[0], &selected);
-          if (st != KGEN_OK) {
-            std::fprintf(stderr, "selection failed: %s\n", kgen_last_error());
-            return 1;
-          }
-          const Row base{op, dname, shape, "", 0, 0, 0};
-          auto launch = [&](const char* v, int s) {
-            return backward ? kgen_softmax_backward_variant(v, log, d, c.outer, c.axis, c.inner, x_y.xs[s],
-                                                            dy.xs[s], x_y.ys[s], nullptr)
-                            : kgen_softmax_dim_variant(v, log, d, c.outer, c.axis, c.inner, x_y.xs[s], x_y.ys[s],
-                                                       nullptr);
-          };
-          if (!time_candidates(run, o, base, copy, sets,
-                               candidates(selected, backward ? "softmax_backward" : "softmax", dname, o.variants),
-                               static_cast<double>(tensors) * bytes, launch))
-            return 1;
+          const auto c = make(run, backward ? "softmax_backward" : "softmax", dname,
+                              "outer=" + std::to_string(s.outer) + " axis=" + std::to_string(s.axis) +
+                                  " inner=" + std::to_string(s.inner) + " log=" + std::to_string(log));
+          if (copy < 0) copy = copy_row(run, o, shape, *c);
+          if (!time_case(run, o, {op, dname, shape}, copy, *c)) return 1;
         }
       }
     }
-  }
   return run.write(o);
 }
 
@@ -403,80 +368,36 @@ int bench_softmax_dim(const Options& o) {
 //   causal    no mask tensor, causal
 int bench_softmax_masked(const Options& o) {
   Run run("softmax_masked", "the minimum traffic (read x, read the broadcast mask once, write y)");
-  const char* const ops[] = {"bool", "additive", "causal"};
-  for (const std::string& name : o.ops)
-    if (std::find(std::begin(ops), std::end(ops), name) == std::end(ops)) {
-      std::fprintf(stderr, "unknown op %s\n", name.c_str());
-      return 2;
-    }
   const int64_t batch = 8, heads = 16;
-  for (const std::string& dname : dtypes_or(o, {"f16", "bf16", "f32"})) {
-    const kgen_dtype_t d = parse_dtype(dname);
-    const int e = kgen_dtype_size(d);
+  struct Mask {
+    std::string op, words, shape;
+  };
+  const std::vector<Mask> masks = {{"bool", "mask=bool mask_batch=" + std::to_string(batch), " mask [B,1,S,S]"},
+                                   {"additive", "mask=additive", " mask [1,1,S,S]"},
+                                   {"causal", "mask=none causal=1", ""}};
+  if (!known_ops(o.ops, {"bool", "additive", "causal"})) return 2;
+  for (const std::string& dname : dtypes_or(o, {"f16", "bf16", "f32"}))
     for (int64_t seq : {int64_t{1024}, int64_t{2048}}) {
-      const int64_t n = batch * heads * seq * seq;
-      const size_t bytes = static_cast<size_t>(n) * e;
-      const int sets = run.sets_for(2 * bytes);
-      const std::string dims = std::to_string(batch) + "x" + std::to_string(heads) + "x" + std::to_string(seq) +
-                               "x" + std::to_string(seq);
-      Buffers x_y(sets, bytes, bytes, n, d);
-      for (const char* op : ops) {
-        if (!wanted(o, op)) continue;
-        kgen_softmax_mask_t m{0.125, KGEN_MASK_NONE, nullptr, 1, 1, 1, 0, 0};
-        int64_t mask_n = 0;
-        int mask_dtype = d;
-        std::string shape = dims;
-        if (std::strcmp(op, "bool") == 0) {
-          m.kind = KGEN_MASK_BOOL;
-          m.mask_batch = batch;
-          m.mask_queries = seq;
-          mask_n = batch * seq * seq;
-          mask_dtype = KGEN_BOOL;
-          shape += " mask [B,1,S,S]";
-        } else if (std::strcmp(op, "additive") == 0) {
-          m.kind = KGEN_MASK_ADDITIVE;
-          m.mask_queries = seq;
-          mask_n = seq * seq;
-          shape += " mask [1,1,S,S]";
-        } else {
-          m.causal = 1;
-        }
-        const size_t mask_bytes = static_cast<size_t>(mask_n) * (mask_dtype == KGEN_BOOL ? 1 : e);
-        const size_t traffic = 2 * bytes + mask_bytes;
-        const double copy = copy_row(run, o, dname, shape, traffic / 2, d);
-        Buffers mask(sets, std::max<size_t>(mask_bytes, 1), 0, mask_n, static_cast<kgen_dtype_t>(mask_dtype));
-        // the mask of set s
-        auto with_mask = [&](int s) {
-          kgen_softmax_mask_t ms = m;
-          if (mask_n) ms.mask = mask.xs[s];
-          return ms;
-        };
-        const kgen_softmax_mask_t m0 = with_mask(0);
-        const char* selected = nullptr;
-        if (kgen_softmax_masked_selected(d, batch, heads, seq, seq, x_y.xs[0], &m0, x_y.ys[0], &selected) != KGEN_OK) {
-          std::fprintf(stderr, "selection failed: %s\n", kgen_last_error());
-          return 1;
-        }
-        const Row base{std::string("masked_") + op, dname, shape, "", 0, 0, 0};
-        if (!time_candidates(run, o, base, copy, sets, candidates(selected, "softmax", dname, o.variants),
-                             static_cast<double>(traffic), [&](const char* v, int s) {
-                               const kgen_softmax_mask_t ms = with_mask(s);
-                               return kgen_softmax_masked_variant(v, d, batch, heads, seq, seq, x_y.xs[s], &ms,
-                                                                  x_y.ys[s], nullptr);
-                             }))
-          return 1;
+      const std::string s = std::to_string(seq);
+      const std::string dims = std::to_string(batch) + "x" + std::to_string(heads) + "x" + s + "x" + s;
+      for (const Mask& m : masks) {
+        if (!wanted(o, m.op)) continue;
+        const auto c = make(run, "softmax", dname,
+                            "batch=" + std::to_string(batch) + " heads=" + std::to_string(heads) + " outer=" + s +
+                                " axis=" + s + " " + m.words);
+        const double copy = copy_row(run, o, dims + m.shape, *c);
+        if (!time_case(run, o, {"masked_" + m.op, dname, dims + m.shape}, copy, *c)) return 1;
       }
     }
-  }
   return run.write(o);
 }
 
 // The shapes of the reduce family's targets, as (outer, reduce, inner).
-struct ReduceCase {
+struct ReduceShape {
   const char* what;
   int64_t outer, reduce, inner;
 };
-const ReduceCase kReduceCases[] = {
+const ReduceShape kReduceShapes[] = {
     {"last dim", 16384, 8192, 1},     {"last dim", 1048576, 128, 1}, {"last dim", 128, 1048576, 1},
     {"whole", 1, int64_t{1} << 28, 1}, {"middle", 64, 4096, 512},
 };
@@ -486,215 +407,86 @@ int bench_reduce(const Options& o) {
   const std::vector<std::string> all = {"sum", "mean", "max", "min", "argmax", "argmin"};
   std::vector<std::string> ops = o.ops.empty() ? std::vector<std::string>{"sum", "max", "argmax"} : o.ops;
   if (ops.size() == 1 && ops[0] == "all") ops = all;
-  // a workspace large enough for any variant's split plan on these shapes
-  const size_t ws_bytes = size_t{64} << 20;
-  void* ws = nullptr;
-  CUDA_OK(cudaMalloc(&ws, ws_bytes));
-  for (const std::string& dname : dtypes_or(o, {"f32", "f16"})) {
-    const kgen_dtype_t d = parse_dtype(dname);
-    const int e = kgen_dtype_size(d);
-    for (const ReduceCase& c : kReduceCases) {
-      const int64_t n = c.outer * c.reduce * c.inner;
-      const size_t bytes = static_cast<size_t>(n) * e, out_bytes = static_cast<size_t>(c.outer * c.inner) * 8;
-      const int sets = run.sets_for(bytes);
-      const std::string shape = "(" + std::to_string(c.outer) + "," + std::to_string(c.reduce) + "," +
-                                std::to_string(c.inner) + ")";
-      const double copy = copy_row(run, o, dname, shape, bytes, d);
-      Buffers b(sets, bytes, out_bytes, n, d);
-      for (const std::string& opname : ops) {
-        const auto it = std::find(all.begin(), all.end(), opname);
-        if (it == all.end()) {
-          std::fprintf(stderr, "unknown op %s\n", opname.c_str());
-          return 2;
-        }
-        const auto op = static_cast<kgen_reduce_op_t>(it - all.begin());
-        if (op == KGEN_REDUCE_MEAN && d == KGEN_INT32) continue;
-        const char* selected = nullptr;
-        size_t need = 0;
-        if (kgen_reduce_selected(op, d, c.outer, c.reduce, c.inner, b.xs[0], b.ys[0], &selected, &need) != KGEN_OK) {
-          std::fprintf(stderr, "selection failed: %s\n", kgen_last_error());
-          return 1;
-        }
-        const Row base{opname, dname, shape, "", 0, 0, 0};
-        auto hopeless = [&](const std::string& n) {
-          return reduce_hopeless(n, c.outer, run.prop.multiProcessorCount);
-        };
-        if (!time_candidates(run, o, base, copy, sets, candidates(selected, "reduce", dname, o.variants),
-                             static_cast<double>(bytes), [&](const char* v, int s) {
-                               return kgen_reduce_variant(v, op, d, c.outer, c.reduce, c.inner, b.xs[s],
-                                                          b.ys[s], ws, ws_bytes, nullptr);
-                             }, hopeless))
-          return 1;
+  if (!known_ops(ops, all)) return 2;
+  for (const std::string& dname : dtypes_or(o, {"f32", "f16"}))
+    for (const ReduceShape& s : kReduceShapes) {
+      const std::string dims = std::to_string(s.outer) + "," + std::to_string(s.reduce) + "," + std::to_string(s.inner);
+      const std::string words = "outer=" + std::to_string(s.outer) + " reduce=" + std::to_string(s.reduce) +
+                                " inner=" + std::to_string(s.inner);
+      const std::string shape = "(" + dims + ")";
+      // the traffic is the input's whatever the op
+      const double copy = copy_row(run, o, shape, *make(run, "reduce", dname, words));
+      for (const std::string& op : ops) {
+        if (op == "mean" && dname == "i32") continue;
+        if (!time_case(run, o, {op, dname, shape}, copy, *make(run, "reduce", dname, words + " op=" + op))) return 1;
       }
     }
-  }
-  CUDA_OK(cudaFree(ws));
   return run.write(o);
 }
 
-// The permute family's targets: dst = src.permute(perm).contiguous().
-struct PermuteCase {
-  std::vector<int64_t> shape;
-  std::vector<int> perm;
+// The targets of the permute family (dst = src.permute(perm).contiguous())
+// and of the broadcast ones (expand: src; where: cond, x, y), as the values
+// of the case's words: the inputs' shapes, then the output's shape (permute:
+// the permutation).
+struct Shapes {
+  std::vector<std::string> in;
+  std::string out;
 };
-const PermuteCase kPermuteCases[] = {
-    {{8192, 8192}, {1, 0}},
-    {{64, 1024, 1024}, {0, 2, 1}},
-    {{32, 512, 16, 128}, {0, 2, 1, 3}},
-    {{64, 64, 128, 128}, {2, 3, 0, 1}},
-    {{8, 16, 16, 16, 16, 64}, {5, 3, 1, 4, 2, 0}},
-    {{256, 3, 512, 512}, {0, 2, 3, 1}},
+const std::vector<Shapes> kPermuteShapes = {
+    {{"8192x8192"}, "1,0"},
+    {{"64x1024x1024"}, "0,2,1"},
+    {{"32x512x16x128"}, "0,2,1,3"},
+    {{"64x64x128x128"}, "2,3,0,1"},
+    {{"8x16x16x16x16x64"}, "5,3,1,4,2,0"},
+    {{"256x3x512x512"}, "0,2,3,1"},
+};
+const std::vector<Shapes> kExpandShapes = {
+    {{"4096x1x4096"}, "4096x16x4096"},
+    {{"1x8192"}, "32768x8192"},
+    {{"64x1x1024x1"}, "64x64x1024x32"},
+};
+const std::vector<Shapes> kWhereShapes = {
+    {{"8192x8192", "8192x8192", "8192x8192"}, "8192x8192"},
+    {{"64x1x1x2048", "64x16x2048x2048", "()"}, "64x16x2048x2048"},
 };
 
-int bench_permute(const Options& o) {
-  Run run("permute", "2 x tensor bytes (read src once, write dst once)");
-  // only the element size matters; the dtype fills the inputs
-  for (const std::string& dname : dtypes_or(o, {"f32", "f16"})) {
-    const kgen_dtype_t d = parse_dtype(dname);
-    const size_t e = static_cast<size_t>(kgen_dtype_size(d));
-    for (const PermuteCase& c : kPermuteCases) {
-      const int rank = static_cast<int>(c.shape.size());
-      int64_t n = 1;
-      std::string dims, perm;
-      for (int k = 0; k < rank; ++k) {
-        n *= c.shape[k];
-        dims += (k ? "x" : "") + std::to_string(c.shape[k]);
-        perm += (k ? "," : "") + std::to_string(c.perm[k]);
+// permute (only the element size matters; the dtype fills the inputs),
+// expand and where: GB/s over the minimum traffic.
+int bench_movers(const Options& o, const std::string& family) {
+  const bool permute = family == "permute", where = family == "where";
+  Run run(family, permute ? "2 x tensor bytes (read src once, write dst once)"
+                          : "the minimum traffic (each input read once, the output written once)");
+  const std::vector<Shapes>& shapes = permute ? kPermuteShapes : where ? kWhereShapes : kExpandShapes;
+  const std::vector<std::string> keys = permute ? std::vector<std::string>{"shape", "perm"}
+                                        : where ? std::vector<std::string>{"cond", "x", "y"}
+                                                : std::vector<std::string>{"src", "dst"};
+  for (const std::string& dname : dtypes_or(o, {"f32", "f16"}))
+    for (const Shapes& s : shapes) {
+      std::string words, shape;
+      for (size_t i = 0; i < s.in.size(); ++i) {
+        words += keys[i] + "=" + s.in[i] + " ";
+        shape += (i ? "," : "") + s.in[i];
       }
-      const size_t bytes = static_cast<size_t>(n) * e;
-      const int sets = run.sets_for(bytes);
-      const std::string shape = dims + "->" + perm;
-      const double copy = copy_row(run, o, dname, shape, bytes, d);
-      Buffers b(sets, bytes, bytes, n, d);
-      const char* selected = nullptr;
-      if (kgen_permute_selected(e, rank, c.shape.data(), c.perm.data(), b.xs[0], b.ys[0], &selected) != KGEN_OK) {
-        std::fprintf(stderr, "selection failed: %s\n", kgen_last_error());
-        return 1;
-      }
-      const Row base{"permute", dname, shape, "", 0, 0, 0};
-      // "copy" (an identity after simplification) is no compiled variant:
-      // time it through the selecting call
-      if (!time_candidates(run, o, base, copy, sets, candidates(selected, "permute", "", o.variants),
-                           2.0 * bytes, [&](const char* v, int s) {
-                             return kgen_permute_variant(std::strcmp(v, "copy") == 0 ? nullptr : v, e, rank,
-                                                         c.shape.data(), c.perm.data(), b.xs[s], b.ys[s],
-                                                         nullptr);
-                           }))
-        return 1;
+      if (!where) words += keys.back() + "=" + s.out;
+      shape += "->" + s.out;
+      const auto c = make(run, family, dname, words);
+      const double copy = copy_row(run, o, shape, *c);
+      if (!time_case(run, o, {family, dname, shape}, copy, *c)) return 1;
     }
-  }
-  return run.write(o);
-}
-
-// The broadcast family's targets: expand (one input: src) and where (cond,
-// x, y), each input's shape and the output's.
-struct BroadcastCase {
-  std::vector<std::vector<int64_t>> in;
-  std::vector<int64_t> out;
-};
-const BroadcastCase kExpandCases[] = {
-    {{{4096, 1, 4096}}, {4096, 16, 4096}},
-    {{{1, 8192}}, {32768, 8192}},
-    {{{64, 1, 1024, 1}}, {64, 64, 1024, 32}},
-};
-const BroadcastCase kWhereCases[] = {
-    {{{8192, 8192}, {8192, 8192}, {8192, 8192}}, {8192, 8192}},
-    {{{64, 1, 1, 2048}, {64, 16, 2048, 2048}, {}}, {64, 16, 2048, 2048}},
-};
-
-int64_t numel(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
-std::string dims_text(const std::vector<int64_t>& shape) {
-  if (shape.empty()) return "()";
-  std::string t;
-  for (size_t k = 0; k < shape.size(); ++k) t += (k ? "x" : "") + std::to_string(shape[k]);
-  return t;
-}
-
-// expand and where: GB/s over the minimum traffic, against a copy of half
-// of it (so that the copy moves as many bytes).
-int bench_broadcast(const Options& o, const std::string& family) {
-  const bool where = family == "where";
-  Run run(family, "the minimum traffic (each input read once, the output written once)");
-  for (const std::string& dname : dtypes_or(o, {"f32", "f16"})) {
-    const kgen_dtype_t d = parse_dtype(dname);
-    const size_t e = static_cast<size_t>(kgen_dtype_size(d));
-    const auto& cases = where ? std::vector<BroadcastCase>(std::begin(kWhereCases), std::end(kWhereCases))
-                              : std::vector<BroadcastCase>(std::begin(kExpandCases), std::end(kExpandCases));
-    for (const BroadcastCase& c : cases) {
-      const int inputs = static_cast<int>(c.in.size());
-      std::vector<size_t> in_bytes(inputs);
-      size_t traffic = numel(c.out) * e;
-      std::string shape;
-      for (int i = 0; i < inputs; ++i) {
-        in_bytes[i] = numel(c.in[i]) * (where && i == 0 ? 1 : e);  // cond: one byte an element
-        traffic += in_bytes[i];
-        shape += (i ? "," : "") + dims_text(c.in[i]);
-      }
-      shape += "->" + dims_text(c.out);
-      const size_t out_bytes = numel(c.out) * e;
-      const int sets = run.sets_for(traffic);
-      const double copy = copy_row(run, o, dname, shape, traffic / 2, d);
-      // per set: the inputs, then the output
-      std::vector<std::vector<void*>> buf(sets, std::vector<void*>(inputs + 1));
-      for (int s = 0; s < sets; ++s) {
-        for (int i = 0; i < inputs; ++i) {
-          CUDA_OK(cudaMalloc(&buf[s][i], std::max<size_t>(in_bytes[i], 1)));
-          fill_random<<<1024, 256>>>(buf[s][i], numel(c.in[i]), where && i == 0 ? KGEN_BOOL : d, 99 + 7 * s + i);
-          CUDA_OK(cudaGetLastError());
-        }
-        CUDA_OK(cudaMalloc(&buf[s][inputs], out_bytes));
-      }
-      const int out_rank = static_cast<int>(c.out.size());
-      auto rank = [&](int i) { return static_cast<int>(c.in[i].size()); };
-      auto launch = [&](const char* v, int s) {
-        const auto& b = buf[s];
-        if (!where)
-          return kgen_expand_variant(std::strcmp(v, "copy") == 0 ? nullptr : v, d, rank(0), c.in[0].data(),
-                                     out_rank, c.out.data(), b[0], b[1], nullptr);
-        return kgen_where_variant(v, d, rank(0), c.in[0].data(), rank(1), c.in[1].data(), rank(2),
-                                  c.in[2].data(), b[0], b[1], b[2], b[3], nullptr);
-      };
-      const char* selected = nullptr;
-      const kgen_status_t st =
-          where ? kgen_where_selected(d, rank(0), c.in[0].data(), rank(1), c.in[1].data(), rank(2),
-                                      c.in[2].data(), buf[0][0], buf[0][1], buf[0][2], buf[0][3], &selected)
-                : kgen_expand_selected(d, rank(0), c.in[0].data(), out_rank, c.out.data(), buf[0][0],
-                                       buf[0][1], &selected);
-      if (st != KGEN_OK) {
-        std::fprintf(stderr, "selection failed: %s\n", kgen_last_error());
-        return 1;
-      }
-      const Row base{family, dname, shape, "", 0, 0, 0};
-      const bool ok = time_candidates(run, o, base, copy, sets, candidates(selected, family.c_str(), "", o.variants),
-                                      static_cast<double>(traffic), launch);
-      for (auto& set : buf)
-        for (void* p : set) cudaFree(p);
-      if (!ok) return 1;
-    }
-  }
   return run.write(o);
 }
 
 // The top-k family's targets: (batch, n, k) rows of the last dim.
-struct TopkCase {
+struct TopkShape {
   int64_t batch, n, k;
 };
-const TopkCase kTopkCases[] = {
+const TopkShape kTopkShapes[] = {
     {1, int64_t{1} << 24, 1}, {1, int64_t{1} << 24, 64}, {1, int64_t{1} << 24, 2048}, {1024, 32768, 64},
     {4096, 4096, 32},         {64, 262144, 256},         {16384, 1024, 8},
 };
 
-std::string topk_shape(const TopkCase& c) {
-  return "(" + std::to_string(c.batch) + "," + std::to_string(c.n) + "," + std::to_string(c.k) + ")";
-}
-
 // PyTorch's times from bench/topk_torch.py: lines "dtype,batch,n,k,us".
-double torch_time(const std::string& file, const std::string& dname, const TopkCase& c) {
+double torch_time(const std::string& file, const std::string& dname, const TopkShape& c) {
   if (file.empty()) return 0;
   FILE* f = std::fopen(file.c_str(), "r");
   if (!f) return 0;
@@ -709,48 +501,18 @@ double torch_time(const std::string& file, const std::string& dname, const TopkC
 
 int bench_topk(const Options& o) {
   Run run("topk", "the input bytes (read x once; sorted=True, largest=True)");
-  for (const std::string& dname : dtypes_or(o, {"f32", "f16"})) {
-    const kgen_dtype_t d = parse_dtype(dname);
-    const int e = kgen_dtype_size(d);
-    for (const TopkCase& c : kTopkCases) {
-      const int64_t n = c.batch * c.n;
-      const size_t bytes = static_cast<size_t>(n) * e;
-      // values, then the indices from the next 256-byte boundary
-      const size_t idx_at = (static_cast<size_t>(c.batch * c.k) * e + 255) / 256 * 256;
-      const size_t out_bytes = idx_at + static_cast<size_t>(c.batch * c.k) * 8;
-      const int sets = run.sets_for(bytes);
-      const std::string shape = topk_shape(c);
-      const double copy = copy_row(run, o, dname, shape, bytes, d);
-      Buffers b(sets, bytes, out_bytes, n, d);
-      const char* selected = nullptr;
-      if (kgen_topk_selected(d, c.batch, c.n, c.k, 1, 1, b.xs[0], &selected) != KGEN_OK) {
-        std::fprintf(stderr, "selection failed: %s\n", kgen_last_error());
-        return 1;
-      }
-      // one workspace, the largest any variant needs here
-      size_t ws_bytes = 0;
-      for (const std::string& v : candidates(selected, "topk", dname, true)) {
-        size_t need = 0;
-        if (kgen_topk_workspace_size(v.c_str(), d, c.batch, c.n, c.k, 1, 1, b.xs[0], &need) == KGEN_OK)
-          ws_bytes = std::max(ws_bytes, need);
-      }
-      void* ws = nullptr;
-      CUDA_OK(cudaMalloc(&ws, std::max<size_t>(ws_bytes, 1)));
-      Row base{"topk", dname, shape, "", 0, 0, 0};
-      base.torch_us = torch_time(o.torch, dname, c);
-      auto hopeless = [&](const std::string& v) { return topk_hopeless(v, c.batch, c.n); };
-      const bool ok = time_candidates(
-          run, o, base, copy, sets, candidates(selected, "topk", dname, o.variants), static_cast<double>(bytes),
-          [&](const char* v, int s) {
-            return kgen_topk_variant(v, d, c.batch, c.n, c.k, 1, 1, b.xs[s], b.ys[s],
-                                     reinterpret_cast<int64_t*>(static_cast<char*>(b.ys[s]) + idx_at),
-                                     ws, ws_bytes, nullptr);
-          },
-          hopeless);
-      CUDA_OK(cudaFree(ws));
-      if (!ok) return 1;
+  for (const std::string& dname : dtypes_or(o, {"f32", "f16"}))
+    for (const TopkShape& s : kTopkShapes) {
+      const std::string shape =
+          "(" + std::to_string(s.batch) + "," + std::to_string(s.n) + "," + std::to_string(s.k) + ")";
+      const auto c = make(run, "topk", dname,
+                          "batch=" + std::to_string(s.batch) + " n=" + std::to_string(s.n) + " k=" +
+                              std::to_string(s.k));
+      const double copy = copy_row(run, o, shape, *c);
+      Row base{"topk", dname, shape};
+      base.torch_us = torch_time(o.torch, dname, s);
+      if (!time_case(run, o, base, copy, *c)) return 1;
     }
-  }
   return run.write(o);
 }
 
@@ -808,12 +570,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "kgen-bench: no CUDA device\n");
     return 77;
   }
-  if (family == "softmax") return bench_softmax(o);
-  if (family == "softmax_backward") return bench_softmax_backward(o);
+  if (family == "softmax" || family == "softmax_backward") return bench_rows(o, family);
   if (family == "softmax_dim") return bench_softmax_dim(o);
   if (family == "softmax_masked") return bench_softmax_masked(o);
   if (family == "reduce") return bench_reduce(o);
-  if (family == "permute") return bench_permute(o);
   if (family == "topk") return bench_topk(o);
-  return bench_broadcast(o, family);
+  return bench_movers(o, family);
 }

@@ -41,7 +41,7 @@
 
 namespace {
 
-using tune::Case;
+using cases::Case;
 using tune::Gain;
 using tune::Timing;
 using tune::paired;
@@ -90,7 +90,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 // The problems of one family's file, one case per line and dtype.
 struct Line {
-  tune::Words words;
+  cases::Words words;
   std::string dtype;
   int number;
 };
@@ -103,13 +103,13 @@ std::vector<Line> read_problems(const std::string& file, const std::vector<std::
   std::vector<Line> out;
   std::string line, error;
   for (int number = 1; std::getline(in, line); ++number) {
-    tune::Words words;
-    if (!tune::parse_line(line, &words, &error)) {
+    cases::Words words;
+    if (!cases::parse_line(line, &words, &error)) {
       std::fprintf(stderr, "kgen-tune: %s:%d: %s\n", file.c_str(), number, error.c_str());
       std::exit(2);
     }
     if (words.empty()) continue;
-    for (const std::string& d : tune::line_dtypes(words, dtypes)) out.push_back({words, d, number});
+    for (const std::string& d : cases::line_dtypes(words, dtypes)) out.push_back({words, d, number});
   }
   return out;
 }
@@ -392,7 +392,7 @@ std::vector<Measured> measure_all(const Options& o, const std::string& dir, cons
     for (const Line& line : read_problems(file, o.dtypes)) {
       std::string error;
       Measured m;
-      m.c = tune::make_case(family, line.dtype, line.words, prop, &error);
+      m.c = cases::make_case(family, line.dtype, line.words, prop, &error);
       if (!m.c) {
         std::fprintf(stderr, "kgen-tune: %s:%d: %s\n", file.c_str(), line.number, error.c_str());
         std::exit(2);
@@ -503,7 +503,7 @@ int check(const Options& o) {
       const std::string file = (held ? o.heldout : o.problems) + "/" + family + ".txt";
       for (const Line& line : read_problems(file, o.dtypes)) {
         std::string error;
-        if (!tune::make_case(family, line.dtype, line.words, none, &error)) {
+        if (!cases::make_case(family, line.dtype, line.words, none, &error)) {
           std::fprintf(stderr, "kgen-tune: %s:%d: %s\n", file.c_str(), line.number, error.c_str());
           return 1;
         }

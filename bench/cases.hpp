@@ -1,16 +1,23 @@
-// kgen-tune's problems: one line of tuning/problems/<family>.txt (or of a
-// held-out file) made into device buffers and a way to launch any variant
-// of the family on them, through the public C API's *_variant entry points
-// (the path users' calls take, validation and simplification included).
+// The problems kgen-bench and kgen-tune measure: a line of key=value words
+// (a line of tuning/problems/<family>.txt or of a held-out file, or one that
+// kgen-bench makes from its shape tables) made into device buffers and a way
+// to launch any variant of the family on them, through the public C API's
+// *_variant entry points (the path users' calls take, validation and
+// simplification included).
 //
 // A line is key=value words; `dtypes=f32,f16` limits it to those dtypes.
-//   softmax           outer=R axis=C [inner=I] [log=1] [mask=bool|additive|none causal=1]
-//                     (a mask makes it softmax(x + mask) over x seen as
-//                     (1, 1, outer, axis), the mask (1, 1, outer, axis))
+//   softmax           outer=R axis=C [inner=I] [log=1]
+//                     [mask=bool|additive|none [causal=1] [batch=B heads=H]
+//                      [mask_batch=1|B] [mask_heads=1|H] [mask_queries=1|R]]
+//                     (a mask makes it the masked softmax of 0.125 x, x seen
+//                     as (batch, heads, outer, axis) with batch and heads 1
+//                     unless given, the mask as (mask_batch, mask_heads,
+//                     mask_queries, axis), by default (1, 1, outer, axis);
+//                     batch=, heads= and mask_*= need mask=)
 //   softmax_backward  outer=R axis=C [inner=I] [log=1]
 //   reduce            outer=O reduce=R inner=I [op=sum|mean|max|min|argmax|argmin]
 //   permute           shape=AxBxC perm=2,0,1        (the dtype gives the element size)
-//   expand            src=Ax1xC dst=AxBxC
+//   expand            src=Ax1xC dst=AxBxC           (a shape () is a scalar)
 //   where             cond=AxB x=AxB y=1xB          (cond: one byte an element)
 //   topk              batch=B n=N k=K               (largest, sorted)
 #pragma once
@@ -25,19 +32,23 @@
 
 #include "kgen/kgen.h"
 
-namespace tune {
+namespace cases {
 
 struct Case {
   std::string family, dtype, text;  // text: the line's words without dtypes=
-  double traffic = 0;               // the minimum bytes a run moves
-  int sets = 1;                     // buffer sets, rotated so that together they exceed the L2
+  // the bytes GB/s counts: each input read once and each output written
+  // once (reduce and topk: the input only; their outputs are small)
+  double traffic = 0;
+  int sets = 1;  // buffer sets, rotated so that together they exceed the L2
 
   virtual ~Case();
   // Allocates and fills the buffers (cases are made ahead, measured one at
   // a time); release() frees them.
   void prepare();
   void release();
-  // Launches `variant` (null: the library's own selection) on buffer set `set`.
+  // Launches `variant` (null: the library's own selection) on buffer set
+  // `set`; KGEN_ERROR_UNSUPPORTED for a variant that does not support the
+  // problem.
   virtual kgen_status_t run(const char* variant, int set) = 0;
   // The variant the library selects for this problem.
   virtual kgen_status_t selected(const char** variant) = 0;
@@ -67,4 +78,4 @@ std::unique_ptr<Case> make_case(const std::string& family, const std::string& dt
 // The dtypes a line applies to, out of `wanted`.
 std::vector<std::string> line_dtypes(const Words& words, const std::vector<std::string>& wanted);
 
-}  // namespace tune
+}  // namespace cases

@@ -1,11 +1,13 @@
 #include "cases.hpp"
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 
 #include "harness.cuh"
 
-namespace tune {
+namespace cases {
 
 Case::~Case() { release(); }
 
@@ -122,7 +124,7 @@ int64_t numel(const std::vector<int64_t>& shape) {
 
 struct SoftmaxCase : Case {
   kgen_dtype_t d;
-  int64_t outer, axis, inner;
+  int64_t batch = 1, heads = 1, outer, axis, inner;
   int log;
   kgen_softmax_mask_t mask{};
   bool masked = false;
@@ -133,43 +135,54 @@ struct SoftmaxCase : Case {
     inner = r.integer("inner", 1);
     log = static_cast<int>(r.integer("log", 0));
     const std::string kind = r.text("mask", "");
-    const size_t e = kgen_dtype_size(d), n = static_cast<size_t>(outer * axis * inner);
-    std::vector<size_t> bytes = {n * e, n * e};
-    std::vector<int> fill = {d, -1};
+    const size_t e = kgen_dtype_size(d);
     if (!kind.empty()) {
       masked = true;
+      batch = r.integer("batch", 1);
+      heads = r.integer("heads", 1);
       mask.scale = 0.125;
       mask.causal = static_cast<int>(r.integer("causal", 0));
-      mask.mask_batch = mask.mask_heads = 1;
-      mask.mask_queries = outer;
+      mask.mask_batch = r.integer("mask_batch", 1);
+      mask.mask_heads = r.integer("mask_heads", 1);
+      mask.mask_queries = r.integer("mask_queries", outer);
       if (kind == "bool") mask.kind = KGEN_MASK_BOOL;
       else if (kind == "additive") mask.kind = KGEN_MASK_ADDITIVE;
       else if (kind == "none") mask.kind = KGEN_MASK_NONE;
       else r.error = "mask=" + kind + " is not bool, additive or none";
-      if (mask.kind != KGEN_MASK_NONE) {
-        bytes.push_back(mask.kind == KGEN_MASK_BOOL ? n : n * e);
-        fill.push_back(mask.kind == KGEN_MASK_BOOL ? KGEN_BOOL : d);
-      }
+    } else {
+      for (const char* key : {"batch", "heads", "causal", "mask_batch", "mask_heads", "mask_queries"})
+        if (r.words.count(key) && r.error.empty()) r.error = std::string(key) + "= needs mask=";
     }
-    for (size_t b : bytes) traffic += static_cast<double>(b);
-    tensor_bytes = bytes;
-    tensor_fill = fill;
+    const size_t n = static_cast<size_t>(batch * heads * outer * axis * inner);
+    tensor_bytes = {n * e, n * e};
+    tensor_fill = {d, -1};
+    if (masked && mask.kind != KGEN_MASK_NONE) {
+      const bool bytes = mask.kind == KGEN_MASK_BOOL;  // one byte an element
+      tensor_bytes.push_back(static_cast<size_t>(mask.mask_batch * mask.mask_heads * mask.mask_queries * axis) *
+                             (bytes ? 1 : e));
+      tensor_fill.push_back(bytes ? KGEN_BOOL : d);
+    }
+    for (size_t b : tensor_bytes) traffic += static_cast<double>(b);
+  }
+  // the mask of set s
+  kgen_softmax_mask_t mask_of(int s) const {
+    kgen_softmax_mask_t m = mask;
+    m.mask = buffers[s].size() > 2 ? buffers[s][2] : nullptr;
+    return m;
   }
   kgen_status_t run(const char* v, int s) override {
     auto& b = buffers[s];
     if (masked) {
-      kgen_softmax_mask_t m = mask;
-      m.mask = b.size() > 2 ? b[2] : nullptr;
-      return kgen_softmax_masked_variant(v, d, 1, 1, outer, axis, b[0], &m, b[1], nullptr);
+      const kgen_softmax_mask_t m = mask_of(s);
+      return kgen_softmax_masked_variant(v, d, batch, heads, outer, axis, b[0], &m, b[1], nullptr);
     }
     return kgen_softmax_dim_variant(v, log, d, outer, axis, inner, b[0], b[1], nullptr);
   }
   kgen_status_t selected(const char** v) override {
     auto& b = buffers[0];
     if (masked) {
-      kgen_softmax_mask_t m = mask;
-      m.mask = b.size() > 2 ? b[2] : nullptr;
-      return kgen_softmax_masked_selected(d, 1, 1, outer, axis, b[0], &m, b[1], v);
+      const kgen_softmax_mask_t m = mask_of(0);
+      return kgen_softmax_masked_selected(d, batch, heads, outer, axis, b[0], &m, b[1], v);
     }
     return kgen_softmax_dim_selected(log, d, outer, axis, inner, b[0], b[1], v);
   }
@@ -232,7 +245,14 @@ struct ReduceCase : Case {
     size_t need = 0;
     return kgen_reduce_selected(op, d, outer, reduce, inner, buffers[0][0], buffers[0][1], v, &need);
   }
-  bool hopeless(const std::string& v) const override { return reduce_hopeless(v, outer, sm_count); }
+  // a thread or a group of lanes per row with fewer than two warps of rows
+  // per SM (one thread summing 2^28 elements); the heuristic never picks them
+  bool hopeless(const std::string& v) const override {
+    int lanes = 0;
+    if (v.rfind("reduce_thread_", 0) == 0) lanes = 1;
+    else if (v.rfind("reduce_warp_", 0) == 0) lanes = std::atoi(v.c_str() + v.find("_g") + 2);
+    return lanes > 0 && outer * lanes < int64_t{sm_count} * 64;
+  }
 };
 
 struct PermuteCase : Case {
@@ -352,7 +372,11 @@ struct TopkCase : Case {
                              reinterpret_cast<int64_t*>(static_cast<char*>(b[1]) + idx_at), ws, ws_bytes, nullptr);
   }
   kgen_status_t selected(const char** v) override { return kgen_topk_selected(d, batch, n, k, 1, 1, buffers[0][0], v); }
-  bool hopeless(const std::string& v) const override { return topk_hopeless(v, batch, n); }
+  // a warp per row with fewer rows than warps on one SM, on long rows; the
+  // heuristic never picks them
+  bool hopeless(const std::string& v) const override {
+    return v.rfind("topk_queue_", 0) == 0 && batch < 64 && n > 65536;
+  }
 };
 
 }  // namespace
@@ -383,4 +407,4 @@ std::unique_ptr<Case> make_case(const std::string& family, const std::string& dt
   return c;
 }
 
-}  // namespace tune
+}  // namespace cases
