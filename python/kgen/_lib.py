@@ -72,7 +72,33 @@ _PROTOTYPES = [
     ("kgen_topk", ctypes.c_int,
      [ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int, ctypes.c_int, ctypes.c_void_p,
       ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]),
+    ("kgen_variant_count", ctypes.c_int64, []),
+    ("kgen_variant_name", ctypes.c_char_p, [ctypes.c_int64]),
+    ("kgen_variant_family", ctypes.c_char_p, [ctypes.c_int64]),
 ]
+_c_char_pp = ctypes.POINTER(ctypes.c_char_p)
+_c_size_t_p = ctypes.POINTER(ctypes.c_size_t)
+
+
+def _variant_and_selected(name: str, argtypes, selected_argtypes):
+    """An entry point's *_variant twin (the variant's name first, then the
+    same arguments) and its *_selected query (no stream; the chosen
+    variant's name through the last argument)."""
+    return [(name + "_variant", ctypes.c_int, [ctypes.c_char_p] + argtypes),
+            (name + "_selected", ctypes.c_int, selected_argtypes)]
+
+
+for _entry in list(_PROTOTYPES):
+    _name, _, _args = _entry
+    if _name == "kgen_softmax_dim":
+        _PROTOTYPES += _variant_and_selected(_name, _args, _args[:-1] + [_c_char_pp])
+    elif _name == "kgen_reduce":  # the variant call takes a workspace before the stream
+        _PROTOTYPES += _variant_and_selected(_name, _args[:-1] + [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p],
+                                             _args[:-1] + [_c_char_pp, _c_size_t_p])
+    elif _name in ("kgen_permute", "kgen_expand", "kgen_where"):
+        _PROTOTYPES += _variant_and_selected(_name, _args, _args[:-1] + [_c_char_pp])
+    elif _name == "kgen_topk":  # the query takes no outputs
+        _PROTOTYPES += _variant_and_selected(_name, _args, _args[:7] + [_c_char_pp])
 
 
 def candidates() -> List[Path]:

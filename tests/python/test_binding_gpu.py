@@ -74,6 +74,26 @@ def test_expand_and_where():
     assert torch.equal(kgen.where(c, a, b), torch.where(c, a, b))
 
 
+def test_a_named_variant_runs_and_selected_names_the_choice():
+    x = rand((64, 1000), torch.float16)
+    calls = [(kgen.softmax, "softmax", (x, -1), {}), (kgen.sum, "reduce", (x,), {"dim": 1}),
+             (kgen.topk, "topk", (x, 5), {}), (kgen.permute, "permute", (x, (1, 0)), {}),
+             (kgen.expand, "expand", (x[:1], (8, 1000)), {}),
+             (kgen.where, "where", (x > 0, x, x.flip(0)), {})]
+    for op, family, args, kwargs in calls:
+        name = kgen.selected(op, *args, **kwargs)
+        assert name in kgen.variants(family), (family, name)
+        want = op(*args, **kwargs)
+        got = op(*args, variant=name, **kwargs)
+        for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+            assert torch.equal(g, w), family
+    with pytest.raises(kgen.Unsupported, match="no_such_variant"):
+        kgen.softmax(x, -1, variant="no_such_variant")
+    wrong = [n for n in kgen.variants("softmax") if "_f32_" in n][0]
+    with pytest.raises(kgen.InvalidArgument, match="dtype"):
+        kgen.softmax(x, -1, variant=wrong)
+
+
 def test_out_and_non_contiguous_inputs():
     x = rand((128, 64), torch.float32).t()  # non-contiguous: made contiguous like PyTorch reads it
     out = torch.empty((64, 128), device=DEV)

@@ -30,6 +30,14 @@ def test_library_facts():
     assert isinstance(kgen.tuning_database(), str)
 
 
+def test_variants_lists_the_compiled_ones_by_family():
+    for family in ("softmax", "reduce", "topk", "permute", "expand", "where"):
+        names = kgen.variants(family)
+        assert names and all(n.startswith(family + "_") for n in names), family
+        assert set(names) <= set(kgen.variants())
+    assert kgen.variants("no_such_family") == []
+
+
 def test_softmax_of_an_integer_dtype_is_the_library_error_naming_dtype():
     x = Fake((4, 8), "int32")
     with pytest.raises(kgen.InvalidArgument, match="dtype") as e:
