@@ -94,7 +94,13 @@ def col_fold(d):
 
 
 def col_default(d, p):
-    return widest(d, p) and p["fold"] == col_fold(d) and (p["lanes"], p["block_size"]) in ((8, 512), (32, 256))
+    # the narrower packs too (full level: 32 lanes, 256 threads, fold 4):
+    # a middle axis whose inner extent or pointer the widest pack does not
+    # divide went to the generic kernel, at 0.1-0.2x torch (H100, random
+    # sweep, bench/NOTES.md sweep v1)
+    if not widest(d, p):
+        return True
+    return p["fold"] == col_fold(d) and (p["lanes"], p["block_size"]) in ((8, 512), (32, 256))
 
 
 # Tier.cost: compile cost of a variant relative to a softmax one, from the

@@ -91,8 +91,12 @@ def warp_default(d, p):
         # warps of 8-byte packs; without them such rows went to the smem tier
         # at 40% of copy (H100, bench/NOTES.md v4)
         return g == 32 and r == 1 and c in (16, 32) and p["padding"]
-    if pk != max_pack(d) or c // pk not in POW2 or not p["padding"]:
+    if pk not in (1, max_pack(d)) or c // pk not in POW2 or not p["padding"]:
         return False
+    # pack 1 too: rows whose length or pointers no wider pack divides (odd
+    # columns, a tensor one element into its storage) went to the smem tier,
+    # a block a row: 2.8M rows of 26 float32 at 0.13x torch (H100, random
+    # sweep, bench/NOTES.md sweep v1)
     return r == (2 if g < 32 else 1)
 
 
@@ -106,7 +110,8 @@ def smem_default(d, p):
 
 
 def uncached_default(d, p):
-    return (p["pack_size"], p["block_size"]) in ((max_pack(d), 1024),)
+    # pack 1 for long rows of odd length (the generic kernel's block is smaller)
+    return (p["pack_size"], p["block_size"]) in ((max_pack(d), 1024), (1, 1024))
 
 
 LANES = (1, 2, 4, 8, 16, 32)

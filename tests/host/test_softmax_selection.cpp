@@ -123,6 +123,39 @@ TEST_CASE("misaligned pointers and odd cols get narrower packs, never a wrong on
   CHECK(misaligned_y.p.pack_size == 1);
 }
 
+TEST_CASE("rows no wide pack covers stay in registers at pack 1", "[selection][default-set]") {
+  // odd lengths and tensors one element into their storage (H100 random
+  // sweep: 2.8M rows of 26 float32 went a block a row to the smem tier,
+  // 0.13x torch; bench/NOTES.md sweep v1)
+  for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16, KGEN_FLOAT64}) {
+    for (int64_t cols : {1, 3, 26, 31, 333, 1001}) {
+      if (d == KGEN_FLOAT64 && cols > 512) continue;
+      Picked s = pick(d, 100000, cols);
+      INFO(s.v->name << " cols " << cols);
+      CHECK(s.p.tier == SoftmaxTier::warp);
+      CHECK(s.p.cols_per_thread * s.p.group_width >= cols);
+      CHECK(s.p.cols_per_thread * s.p.group_width <= std::max<int64_t>(2 * cols, 2));
+    }
+    Picked shifted = pick(d, 100000, 512, elem(d), 0);
+    INFO(shifted.v->name);
+    CHECK(shifted.p.tier == SoftmaxTier::warp);
+    CHECK(shifted.p.pack_size == 1);
+  }
+}
+
+TEST_CASE("a row never goes to a strided tier's one-column-a-warp plan", "[selection]") {
+  // rows of 0.3-57M elements ran at 0.01x torch in strided_uncached (H100)
+  for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16}) {
+    for (int64_t cols : {int64_t{300597}, int64_t{9697981}, int64_t{1} << 24}) {
+      for (uintptr_t off : {0, 2}) {
+        Picked s = pick(d, 1, cols, off, 0);
+        INFO(s.v->name);
+        CHECK(s.p.tier != SoftmaxTier::strided_uncached);
+      }
+    }
+  }
+}
+
 TEST_CASE("supports() decides capability from extents and alignment", "[selection]") {
   kgen::DeviceInfo dev = h100();
   for (const kgen::VariantInfo* v : kgen::Registry::of(kgen::Family::softmax, KGEN_FLOAT32)) {
@@ -282,6 +315,8 @@ TEST_CASE("masked rows: row tiers only, the mask's alignment narrows the pack", 
     sel = kgen::select_variant(kgen::Family::softmax, KGEN_FLOAT16, dev, &prob, &kgen::softmax::heuristic);
     REQUIRE(sel.variant != nullptr);
     INFO(sel.variant->name);
-    CHECK(params_of<SoftmaxParams>(sel.variant).pack_size == (kind == KGEN_MASK_BOOL ? 2 : 1));
+    CHECK(params_of<SoftmaxParams>(sel.variant).pack_size <= (kind == KGEN_MASK_BOOL ? 2 : 1));
+    // the row still fits registers: pack 1 keeps it in the warp tier
+    CHECK(params_of<SoftmaxParams>(sel.variant).tier == SoftmaxTier::warp);
   }
 }

@@ -132,11 +132,15 @@ Score heuristic_as(const VariantInfo& v, const Problem& p) {
       return s;
     }
     case Tier::strided_uncached: {
+      // A row (inner == 1) is the generic variant's (the uncached row kernel
+      // at pack 1): this tier gives it one column a warp, 0.01x torch on
+      // rows of 0.3-57M elements (H100, random sweep, bench/NOTES.md sweep v1).
+      if (p.inner == 1) return Score::reject();
       // below any register tile; the most threads along the axis (fewest
       // lanes a column) in a coalesced segment: (8, 8192, 64) ran at 35% of
       // copy with 2 lanes, 9-15% with 8
       const int64_t segment = int64_t{q.col_lanes} * q.pack_size * dtype_size(p.dtype);
-      s.key[0] = p.inner > 1 ? 5 : -3;
+      s.key[0] = 5;
       s.key[1] = segment >= 16 || int64_t{q.col_lanes} * q.pack_size >= p.inner;
       s.key[2] = -q.col_lanes;
       s.key[3] = q.pack_size;
