@@ -136,6 +136,15 @@ TEST_CASE("rows no wide pack covers stay in registers at pack 1", "[selection][d
       CHECK(s.p.cols_per_thread * s.p.group_width >= cols);
       CHECK(s.p.cols_per_thread * s.p.group_width <= std::max<int64_t>(2 * cols, 2));
     }
+    // a wider pack that fits only a variant many times the row is not
+    // worth its idle lanes (float16 rows of 4 and 12: the pack-4 variants
+    // hold 512)
+    for (int64_t cols : {4, 12}) {
+      Picked s = pick(d, 678000, cols);
+      INFO(s.v->name << " cols " << cols);
+      CHECK(s.p.tier == SoftmaxTier::warp);
+      CHECK(s.p.cols_per_thread * s.p.group_width < 4 * cols);
+    }
     Picked shifted = pick(d, 100000, 512, elem(d), 0);
     INFO(shifted.v->name);
     CHECK(shifted.p.tier == SoftmaxTier::warp);

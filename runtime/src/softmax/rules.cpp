@@ -81,6 +81,15 @@ Score heuristic_as(const VariantInfo& v, const Problem& p) {
     case Tier::warp: {
       s.key[0] = 3;
       const int64_t reach = int64_t{q.cols_per_thread} * q.group_width;
+      // Widest pack first, unless it comes only in variants 4x or more the
+      // row's length (the narrowest 8-byte-pack float16 variants hold 512
+      // values): each doubling past 2x ranks below any pack that fits.
+      // H100 random sweep, float16 rows of 4 (1242x182x3x4 over dim 3):
+      // 0.05x torch in the 512-wide pack-4 variant, 12.9 us in a 4-lane
+      // pack-1 one (bench/NOTES.md sweep v1).
+      int64_t waste = 0;
+      while (reach >= std::max<int64_t>(1, p.cols) << (waste + 2)) ++waste;
+      s.key[1] = -waste * 16 + q.pack_size;
       s.key[2] = -reach;  // least padding: fewer registers, fewer idle lanes
       // two rows per access hides latency for narrow groups; a full warp
       // already has cols_per_thread loads in flight
