@@ -108,8 +108,13 @@ class Table:
               f"{k_pct:6.1f}% {t_pct:6.1f}% {'ok' if ok else 'MISMATCH'}", flush=True)
 
 
-def copy_gbps(nbytes: int, timer: Timer) -> float:
+def copy_gbps(nbytes: int, timer: Timer, max_sets: int = 0) -> float:
+    """GB/s (read + write) of a device-to-device copy of nbytes; max_sets > 0
+    caps the buffer sets (small copies then run from the L2, as the problems
+    they are compared with do)."""
     sets = sets_for(2 * nbytes)
+    if max_sets > 0:
+        sets = min(sets, max_sets)
     src = [torch.empty(nbytes, dtype=torch.uint8, device="cuda").random_() for _ in range(sets)]
     dst = [torch.empty(nbytes, dtype=torch.uint8, device="cuda") for _ in range(sets)]
     us = timer(lambda s: dst[s].copy_(src[s]), sets)
