@@ -83,8 +83,8 @@ def split_default(d, p):
 
 
 def col_valid(d, p, arches):
-    if not widest(d, p):
-        return (p["lanes"], p["block_size"], p["fold"]) == (32, 256, 4)
+    if not widest(d, p):  # 8 lanes: inner extents of 3-16 (rows adjacent, a warp's loads contiguous)
+        return (p["block_size"], p["fold"]) == (256, 4) and p["lanes"] in (8, 32)
     return p["fold"] in (2, 4) and p["block_size"] >= 128 and p["block_size"] // p["lanes"] >= 2
 
 

@@ -125,18 +125,20 @@ def strided_valid(d, p, arches):
 # axis_per_thread) per dtype: the winners of the full sweep over
 # (64,1024,4096), (256,64,3136), (128,512,784), (16,19,262144) and the
 # pack-1 tile for an odd inner (H100, kgen-bench softmax_dim --variants,
-# bench/NOTES.md v4).  The forward's best tiles are 8-16 bytes a pack with
-# 16-32 values a thread; the backward (y and dy) prefers fewer values a
-# thread (registers), so it has its own set.
+# bench/NOTES.md v4), and the 32-lane pack-1 tile for a short axis over an
+# odd or misaligned inner (H100 random sweep: float32 8192x3x281 over dim 1
+# in 46 us against 137 us generic; bench/NOTES.md sweep v1).  The forward's
+# best tiles are 8-16 bytes a pack with 16-32 values a thread; the backward
+# (y and dy) prefers fewer values a thread (registers), so it has its own set.
 STRIDED_FORWARD = {
-    "f32": ((4, 8, 8), (4, 4, 4), (4, 32, 4), (1, 8, 32)),
-    "f16": ((4, 4, 8), (4, 16, 8), (4, 32, 4), (1, 8, 32)),
+    "f32": ((4, 8, 8), (4, 4, 4), (4, 32, 4), (1, 8, 32), (1, 32, 8)),
+    "f16": ((4, 4, 8), (4, 16, 8), (4, 32, 4), (1, 8, 32), (1, 32, 8)),
     "f64": ((2, 4, 8), (2, 32, 8), (1, 8, 16)),
 }
 STRIDED_FORWARD["bf16"] = STRIDED_FORWARD["f16"]
 STRIDED_BACKWARD = {
-    "f32": ((2, 8, 16), (4, 4, 4), (2, 32, 4), (4, 16, 4), (1, 8, 32)),
-    "f16": ((8, 2, 4), (8, 8, 1), (8, 2, 2), (1, 8, 32)),
+    "f32": ((2, 8, 16), (4, 4, 4), (2, 32, 4), (4, 16, 4), (1, 8, 32), (1, 32, 8)),
+    "f16": ((8, 2, 4), (8, 8, 1), (8, 2, 2), (1, 8, 32), (1, 32, 8)),
     "f64": ((2, 4, 8), (2, 32, 8), (1, 8, 16)),
 }
 STRIDED_BACKWARD["bf16"] = STRIDED_BACKWARD["f16"]

@@ -175,6 +175,46 @@ TEST_CASE("a middle axis goes to the col tier, lanes across inner", "[reduce][se
   }
 }
 
+TEST_CASE("a short reduced axis takes the col variant with the fewest idle rows of threads",
+          "[reduce][selection]") {
+  // (2, 402944) bfloat16 over dim 0 (the sweep's 2x787x8x64): 8 lanes x 64
+  // rows of threads leave 62 rows idle; 32 lanes x 4 rows ran 12x faster
+  static const kgen::DeviceInfo dev;
+  for (kgen_dtype_t d : kDtypes) {
+    for (int64_t reduce : {2, 3, 5}) {
+      kgen::reduce::Problem p{KGEN_REDUCE_MAX, d, 1, reduce, 402944, addr(0), const_cast<void*>(addr(1u << 30)),
+                              nullptr, 0, &dev};
+      auto sel = kgen::select_variant(kgen::Family::reduce, d, dev, &p, &kgen::reduce::heuristic);
+      REQUIRE(sel.variant != nullptr);
+      INFO(sel.variant->name << " over " << reduce);
+      const auto q = *static_cast<const ReduceParams*>(sel.variant->params);
+      REQUIRE(q.tier == ReduceTier::col);
+      // no compiled col variant of the same pack has fewer rows of threads
+      int64_t fewest = INT64_MAX;
+      for (const kgen::VariantInfo* v : kgen::Registry::of(kgen::Family::reduce, d)) {
+        const auto o = *static_cast<const ReduceParams*>(v->params);
+        if (o.tier == ReduceTier::col && o.pack_size == q.pack_size && v->supports(*v, &p))
+          fewest = std::min<int64_t>(fewest, o.block_size / o.lanes);
+      }
+      CHECK(q.block_size / q.lanes <= std::max(fewest, reduce));
+    }
+  }
+}
+
+TEST_CASE("a narrow inner at pack 1 takes lanes it keeps busy", "[reduce][selection][default-set]") {
+  // float32 (1048576, 7) over dim 0, one element into its storage: 32 lanes
+  // a tile kept 7 busy (0.43x torch, H100 random sweep)
+  for (kgen_dtype_t d : kDtypes) {
+    for (int64_t inner : {3, 7, 13}) {
+      Picked s = pick(d, 1, 1 << 20, inner, KGEN_REDUCE_MAX, elem(d));
+      INFO(s.v->name << " inner " << inner);
+      CHECK(s.p.tier == ReduceTier::col);
+      CHECK(s.p.pack_size == 1);
+      CHECK(s.p.lanes <= 16);
+    }
+  }
+}
+
 TEST_CASE("split plans fill one wave and keep each block two batches long", "[reduce][plan]") {
   const kgen::DeviceInfo dev;
   kgen::reduce::Problem p{KGEN_REDUCE_SUM, KGEN_FLOAT32, 1, int64_t{1} << 28, 1, addr(0),

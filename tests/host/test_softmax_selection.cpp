@@ -258,6 +258,37 @@ TEST_CASE("a dim that is not the last goes to the strided tiers of both families
   }
 }
 
+TEST_CASE("a short axis over a wide inner takes a warp across 32 columns or the generic variant",
+          "[selection][default-set]") {
+  kgen::DeviceInfo dev = h100();
+  struct Shape {
+    kgen_dtype_t d;
+    int64_t outer, axis, inner;
+    uintptr_t x_off;
+  };
+  // the sweep's worst pack-1 problems (odd inner, or one element into the
+  // storage) and aligned ones of the same layout
+  const Shape shapes[] = {{KGEN_FLOAT16, 8192, 3, 281, 0},   {KGEN_BFLOAT16, 16320, 3, 860, 2},
+                          {KGEN_FLOAT16, 8, 5, 530302, 0},   {KGEN_FLOAT16, 9, 11, 17647, 0},
+                          {KGEN_FLOAT32, 64, 7, 4096, 0},    {KGEN_FLOAT16, 64, 7, 4096, 0},
+                          {KGEN_FLOAT32, 1000, 2, 1001, 4}, {KGEN_BFLOAT16, 32, 31, 65536, 0}};
+  for (bool bwd : {false, true}) {
+    const kgen::Family family = bwd ? kgen::Family::softmax_backward : kgen::Family::softmax;
+    for (const Shape& sh : shapes) {
+      kgen::softmax::Problem prob = dim_problem(sh.d, sh.outer, sh.axis, sh.inner, bwd, dev, sh.x_off);
+      auto sel = kgen::select_variant(family, sh.d, dev, &prob, &kgen::softmax::heuristic);
+      REQUIRE(sel.variant != nullptr);
+      INFO(sel.variant->name << " for " << sh.outer << "x" << sh.axis << "x" << sh.inner);
+      CHECK(sel.variant->supports(*sel.variant, &prob));
+      const auto p = params_of<SoftmaxParams>(sel.variant);
+      if (p.tier == SoftmaxTier::strided || p.tier == SoftmaxTier::strided_uncached)
+        CHECK(p.col_lanes * p.pack_size >= 32);
+      else
+        CHECK(p.tier == SoftmaxTier::generic);
+    }
+  }
+}
+
 TEST_CASE("strided supports(): inner packs, alignment, the tile's axis reach, no mask", "[selection]") {
   kgen::DeviceInfo dev = h100();
   kgen::softmax::Mask mask{};

@@ -100,12 +100,21 @@ Score heuristic(const VariantInfo& v, const void* problem) {
     case Tier::col: {
       const int64_t ipacks = p.inner / q.pack_size;
       s.key[0] = 3;
+      // Threads idle past the reduced extent (rows of threads) or past
+      // inner (lanes of the last tile): the most busy eighths first.  H100
+      // random sweep: amin over dim 0 of 2x787x8x64 bfloat16 took 75 us in
+      // 8 lanes x 64 rows of threads (2 busy), 5.9 us in 32 lanes x 4 rows;
+      // float32 1048576x7 over dim 0 at pack 1 ran 7 of 32 lanes
+      // (bench/NOTES.md sweep v1).
+      const int64_t by = q.block_size / q.lanes;
+      const int64_t lane_slots = (ipacks + q.lanes - 1) / q.lanes * q.lanes;
+      s.key[2] = std::min(by, p.reduce) * ipacks * 8 / (by * std::max<int64_t>(1, lane_slots));
       // (64, 4096, 512), bench/NOTES.md reduce v2: about 16 elements in
       // flight a thread (float16 at fold 4 ran out of registers: 60-72% of
       // copy, at fold 2 84-91%); 8 lanes (128 bytes of a row) and 512
       // threads; lanes past inner idle
-      s.key[2] = -std::abs(q.fold * q.pack_size - 16);
-      s.key[3] = q.lanes <= ipacks ? -std::abs(log2_floor(q.lanes) - 3) : -100 - q.lanes;
+      const int64_t lanes_fit = q.lanes <= ipacks ? -std::abs(log2_floor(q.lanes) - 3) : -100 - q.lanes;
+      s.key[3] = -std::abs(q.fold * q.pack_size - 16) * 256 + lanes_fit;  // lanes_fit > -256
       s.key[4] = -std::abs(q.block_size - 512);
       return s;
     }

@@ -25,6 +25,17 @@ namespace kgen {
 namespace softmax {
 namespace {
 
+// An axis shorter than a warp over a wide inner extent: a warp's lanes must
+// span 32 adjacent columns, or each load is a few bytes of a sector and the
+// two-pass plan re-reads them.  H100 random sweep, pack-1 problems with an
+// axis of 2-11 over an inner of 281-530302: the 16-lane two-pass variant ran
+// at 0.08-0.57x torch, the 8-lane register tile 3.3-13.5x slower still, and
+// the generic variant (32 lanes a column) took 0.47-0.61x of its time
+// (bench/NOTES.md sweep v1).
+bool narrow_on_short_axis(const Problem& p, int64_t col_lanes, int64_t pack) {
+  return p.cols < 32 && p.inner >= 32 && col_lanes * pack < 32;
+}
+
 // Warps an SM keeps resident for the smem tier at this block size.
 int64_t smem_active_warps(const Problem& p, int block) {
   return smem_blocks_per_sm(p, block, dtype_size(p.dtype)) * block / 32;
@@ -125,6 +136,7 @@ Score heuristic_as(const VariantInfo& v, const Problem& p) {
       // tiles keep more warps resident, 96% against 75% at (256,64,3136)
       // float16) and forward the fewest warps (fewer partials to combine),
       // then the larger tile.
+      if (narrow_on_short_axis(p, q.col_lanes, q.pack_size)) return Score::reject();
       const int size = dtype_size(p.dtype);
       const int64_t segment = int64_t{q.col_lanes} * q.pack_size * size;
       const bool coalesced = segment >= 32 || int64_t{q.col_lanes} * q.pack_size >= p.inner;
@@ -144,7 +156,7 @@ Score heuristic_as(const VariantInfo& v, const Problem& p) {
       // A row (inner == 1) is the generic variant's (the uncached row kernel
       // at pack 1): this tier gives it one column a warp, 0.01x torch on
       // rows of 0.3-57M elements (H100, random sweep, bench/NOTES.md sweep v1).
-      if (p.inner == 1) return Score::reject();
+      if (p.inner == 1 || narrow_on_short_axis(p, q.col_lanes, q.pack_size)) return Score::reject();
       // below any register tile; the most threads along the axis (fewest
       // lanes a column) in a coalesced segment: (8, 8192, 64) ran at 35% of
       // copy with 2 lanes, 9-15% with 8

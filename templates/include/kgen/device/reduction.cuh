@@ -148,6 +148,52 @@ __global__ void __launch_bounds__(BLOCK)
 // (64, 4096, 512) float16: the per-column tree held sums at 83% of copy).
 constexpr int kColTreeBytes = 32 * 1024;
 
+// The last block's combine of a tile's split partials, slot[s * W + e] for
+// splits s and outputs e < W.  BLOCK / W groups of threads each fold a
+// contiguous run of splits, 8 loads in flight, and the first group folds
+// the groups' results in order: the order depends on (splits, BLOCK, W)
+// only, so results are the same on every run.  One thread folding every
+// split in turn is bound by L2 latency: 260 us for 1056 splits (H100,
+// argmin over dim 0 of 81531x16 bfloat16, against 12.6 us for torch).
+// part holds BLOCK accumulators; store(e, acc) takes each output.
+template <class R, int BLOCK, int W, class Store>
+__device__ __forceinline__ void combine_splits(const typename R::Acc* slot, int splits, typename R::Acc* part,
+                                               Store&& store) {
+  using Acc = typename R::Acc;
+  constexpr int kGroups = W >= BLOCK ? 1 : BLOCK / W;
+  constexpr int kInFlight = 8;
+  const int t = threadIdx.x, gy = t / W;
+  const int per = (splits + kGroups - 1) / kGroups;
+  for (int e = t % W; e < W && gy < kGroups; e += (W >= BLOCK ? BLOCK : W)) {
+    const int s_begin = gy * per, s_end = min(splits, s_begin + per);
+    Acc a = R::identity();
+    for (int s0 = s_begin; s0 < s_end; s0 += kInFlight) {
+      Acc v[kInFlight];
+#pragma unroll
+      for (int u = 0; u < kInFlight; ++u)
+        if (s0 + u < s_end) v[u] = load_cg(slot + int64_t{s0 + u} * W + e);
+#pragma unroll
+      for (int u = 0; u < kInFlight; ++u)
+        if (s0 + u < s_end) a = R::combine(a, v[u]);
+    }
+    if constexpr (kGroups == 1) {
+      store(e, a);
+    } else {
+      part[gy * W + e] = a;
+    }
+  }
+  if constexpr (kGroups > 1) {
+    __syncthreads();
+    if (gy == 0) {
+      Acc a = part[t];
+#pragma unroll
+      for (int g = 1; g < kGroups; ++g) a = R::combine(a, part[g * W + t]);
+      store(t, a);
+    }
+    __syncthreads();
+  }
+}
+
 // Tile g of the outputs: outer index g / tiles, LANES x P consecutive inner
 // positions.  Thread (tx, ty) = (t % LANES, t / LANES) reads pack tx of rows
 // r = ty, ty + BY, ... of its split's range, U rows in flight; the BY
@@ -238,13 +284,10 @@ __global__ void __launch_bounds__(BLOCK)
     __syncthreads();
     if (!last) continue;
     __threadfence();
-    for (int e = t; e < kWidth; e += BLOCK) {
+    combine_splits<R, BLOCK, kWidth>(slot, splits, part, [&](int e, const Acc& a) {
       const int64_t i = tile * kWidth + e;  // inner position
-      if (i >= inner) continue;
-      Acc a = R::identity();
-      for (int s = 0; s < splits; ++s) a = R::combine(a, load_cg(slot + int64_t{s} * kWidth + e));
-      out[o * inner + i] = R::finish(a, scale);
-    }
+      if (i < inner) out[o * inner + i] = R::finish(a, scale);
+    });
   }
 }
 
