@@ -18,6 +18,9 @@ and for inner > 1 (the strided case):
            consecutive outputs (vector loads along inner), the rest of the
            block across reduce; split across blocks like `split` when the
            outputs alone cannot fill the GPU
+  col_thread  a thread per `pack_size` outputs of the flattened (outer,
+           inner), folding the whole reduced axis: outputs that fill the
+           GPU on their own (short reduced axes, narrow or odd inner)
   generic  block (inner == 1) or col (inner > 1) at pack 1, splitting as
            needed: every valid problem, any alignment.
 Every kernel loads `fold` packs per thread before combining any of them.
@@ -103,6 +106,10 @@ def col_default(d, p):
     return p["fold"] == col_fold(d) and (p["lanes"], p["block_size"]) in ((8, 512), (32, 256))
 
 
+def col_thread_default(d, p):
+    return p["block_size"] == 256 and p["fold"] == 4
+
+
 # Tier.cost: compile cost of a variant relative to a softmax one, from the
 # bundles of 16 on a 2-core machine (nvcc past a bundle's fixed cost: thread
 # and warp tiers about 0.44 s a variant, block and split 1.0 s, col 1.5 s,
@@ -151,6 +158,14 @@ TIERS = (
         valid=col_valid,
         in_default=col_default,
         cost=2.7,
+    ),
+    Tier(
+        name="col_thread",
+        template="reduce_col_thread.cu.j2",
+        params=(Param("block_size", "b", lambda d: (128, 256)), pack(None), Param("fold", "u", lambda d: (2, 4, 8))),
+        in_default=col_thread_default,
+        fixed=(("lanes", 1), ("group_width", 1), ("tree", 0)),
+        cost=0.8,
     ),
     Tier(
         name="generic",

@@ -108,7 +108,9 @@ std::vector<Shape> shapes(kgen_dtype_t d) {
                                1000, 1024, 1031, 4096, 8191, 8192, 65537, (1 << 20) + 3};
   for (const kgen::VariantInfo* v : variants(d)) {
     const auto& p = params(v);
-    if (p.tier == kgen::gen::ReduceTier::col || p.tier == kgen::gen::ReduceTier::generic) continue;
+    if (p.tier == kgen::gen::ReduceTier::col || p.tier == kgen::gen::ReduceTier::col_thread ||
+        p.tier == kgen::gen::ReduceTier::generic)
+      continue;
     const int64_t lanes = p.tier == kgen::gen::ReduceTier::thread || p.tier == kgen::gen::ReduceTier::warp
                               ? p.group_width : p.block_size;
     const int64_t batch = lanes * p.pack_size * p.fold;  // one batch of loads of the whole group
@@ -135,6 +137,9 @@ std::vector<Shape> shapes(kgen_dtype_t d) {
     out.push_back({2, 333, int64_t{p.lanes} * p.pack_size + p.pack_size});
   }
   out.push_back({1, (int64_t{1} << 20) + 1, 4});  // one output tile, a long strided axis
+  // outputs past a col_thread grid (8 waves of blocks): the grid-stride loop
+  out.push_back({5, 1, 700001});
+  out.push_back({4, 3, 350000});
   out.push_back({64, 512, 512});
   std::sort(out.begin(), out.end(), [](Shape a, Shape b) {
     return std::tie(a.inner, a.reduce, a.outer) < std::tie(b.inner, b.reduce, b.outer);

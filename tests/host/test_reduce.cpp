@@ -175,7 +175,7 @@ TEST_CASE("a middle axis goes to the col tier, lanes across inner", "[reduce][se
   }
 }
 
-TEST_CASE("a short reduced axis takes the col variant with the fewest idle rows of threads",
+TEST_CASE("a short reduced axis takes a thread an output, or the col variant with the fewest idle rows",
           "[reduce][selection]") {
   // (2, 402944) bfloat16 over dim 0 (the sweep's 2x787x8x64): 8 lanes x 64
   // rows of threads leave 62 rows idle; 32 lanes x 4 rows ran 12x faster
@@ -188,6 +188,7 @@ TEST_CASE("a short reduced axis takes the col variant with the fewest idle rows 
       REQUIRE(sel.variant != nullptr);
       INFO(sel.variant->name << " over " << reduce);
       const auto q = *static_cast<const ReduceParams*>(sel.variant->params);
+      if (q.tier == ReduceTier::col_thread) continue;  // a thread an output pack: nothing idles
       REQUIRE(q.tier == ReduceTier::col);
       // no compiled col variant of the same pack has fewer rows of threads
       int64_t fewest = INT64_MAX;
@@ -212,6 +213,25 @@ TEST_CASE("a narrow inner at pack 1 takes lanes it keeps busy", "[reduce][select
       CHECK(s.p.pack_size == 1);
       CHECK(s.p.lanes <= 16);
     }
+  }
+}
+
+TEST_CASE("outputs that fill the GPU alone take a thread an output pack", "[reduce][selection][default-set]") {
+  // the random sweep's pack-1 col tiles at 3-12% of copy (H100)
+  struct Case {
+    int64_t outer, reduce, inner;
+    uintptr_t x_off;
+  };
+  for (kgen_dtype_t d : kDtypes) {
+    for (Case c : {Case{108495, 2, 13, 1}, Case{1, 11, 5697563, 0}, Case{148975, 3, 19, 1}, Case{4443 * 11, 3, 3, 0},
+                   Case{64, 7, 65536, 0}}) {
+      Picked s = pick(d, c.outer, c.reduce, c.inner, KGEN_REDUCE_ARGMAX, c.x_off * elem(d));
+      INFO(s.v->name << " for " << c.outer << "x" << c.reduce << "x" << c.inner);
+      CHECK(s.p.tier == ReduceTier::col_thread);
+      if (c.inner % (16 / elem(d)) == 0 && c.x_off == 0) CHECK(s.p.pack_size * elem(d) == 16);
+    }
+    // 32768 outputs (64 x 512) leave most of an H100 idle: col tiles, split
+    CHECK(pick(d, 64, 4096, 512).p.tier == ReduceTier::col);
   }
 }
 

@@ -435,6 +435,9 @@ std::vector<ReduceSpec> reduce_specs(const kgen::gen::ReduceParams& q, kgen_dtyp
       return {{KGEN_REDUCE_SUM, 3, 37, p * (l + 3)}, {KGEN_REDUCE_ARGMAX, 2, 4 * chunk + 3, p * 3},
               {KGEN_REDUCE_MAX, 1, 5, p}};
     }
+    case T::col_thread:
+      // a fold's tail; outer positions sharing a warp
+      return {{KGEN_REDUCE_SUM, 3, u + 1, p * 37}, {KGEN_REDUCE_ARGMIN, 50, 2 * u, p}, {mean, 1, 1, p * 5}};
     case T::generic:
       return {{mean, 7, 1001, 1}, {KGEN_REDUCE_ARGMAX, 3, 37, 13}, {KGEN_REDUCE_SUM, 1, 4 * b * u + 3, 1}};
   }

@@ -42,7 +42,7 @@ bool supports(const VariantInfo& v, const void* problem) {
   if (v.element != p.dtype) return false;
   if (q.tier == Tier::generic) return true;
   const int64_t contiguous = row_tier(q.tier) ? p.reduce : p.inner;
-  if ((q.tier == Tier::col) != (p.inner > 1)) return false;
+  if (row_tier(q.tier) == (p.inner > 1)) return false;
   return contiguous % q.pack_size == 0 && aligned_to(p.x, int64_t{q.pack_size} * dtype_size(p.dtype));
 }
 
@@ -60,8 +60,12 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // lanes that give each about one batch of the row
       const int64_t want = int64_t{1} << std::min(5, log2_floor(std::max<int64_t>(1, packs / q.fold)));
       // a quarter of the resident threads busy is enough with batched loads;
-      // fewer rows leave the GPU idle: a block per row (generic included) does better
-      if (p.outer * q.group_width < resident_threads / 4) return Score::reject();
+      // fewer rows leave the GPU idle: a block per row (generic included)
+      // does better, unless rows are so short (4 batches of a warp or less)
+      // that a block would idle instead (H100 random sweep: 57472 rows of 5
+      // int32 one element into their storage, 81.7 us a block a row, 4.0 us
+      // a thread a row)
+      if (p.outer * q.group_width < resident_threads / 4 && packs > 4 * 32) return Score::reject();
       // sum / max / min over rows that a full warp covers in more than 4
       // batches of 16-byte loads go to a block each when there are enough
       // rows (H100, 16384 x 8192 float32: warp per row 99%, block per row
@@ -101,14 +105,14 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       const int64_t ipacks = p.inner / q.pack_size;
       s.key[0] = 3;
       // Threads idle past the reduced extent (rows of threads) or past
-      // inner (lanes of the last tile): the most busy eighths first.  H100
+      // inner (lanes of the last tile): the most busy 64ths first.  H100
       // random sweep: amin over dim 0 of 2x787x8x64 bfloat16 took 75 us in
       // 8 lanes x 64 rows of threads (2 busy), 5.9 us in 32 lanes x 4 rows;
       // float32 1048576x7 over dim 0 at pack 1 ran 7 of 32 lanes
       // (bench/NOTES.md sweep v1).
       const int64_t by = q.block_size / q.lanes;
       const int64_t lane_slots = (ipacks + q.lanes - 1) / q.lanes * q.lanes;
-      s.key[2] = std::min(by, p.reduce) * ipacks * 8 / (by * std::max<int64_t>(1, lane_slots));
+      s.key[2] = std::min(by, p.reduce) * ipacks * 64 / (by * std::max<int64_t>(1, lane_slots));
       // (64, 4096, 512), bench/NOTES.md reduce v2: about 16 elements in
       // flight a thread (float16 at fold 4 ran out of registers: 60-72% of
       // copy, at fold 2 84-91%); 8 lanes (128 bytes of a row) and 512
@@ -116,6 +120,20 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       const int64_t lanes_fit = q.lanes <= ipacks ? -std::abs(log2_floor(q.lanes) - 3) : -100 - q.lanes;
       s.key[3] = -std::abs(q.fold * q.pack_size - 16) * 256 + lanes_fit;  // lanes_fit > -256
       s.key[4] = -std::abs(q.block_size - 512);
+      return s;
+    }
+    case Tier::col_thread: {
+      // a thread per output pack, when the packs give half the resident
+      // threads or more; then above a col tile of the same pack (whose
+      // busy 64ths it outranks: tiles idle lanes past a narrow inner and
+      // rows of threads past a short axis), below a wider one.  H100 random
+      // sweep, pack-1 col tiles: float16 11x5697563 over dim 0 at 12% of
+      // copy, int32 108495x2x13 over dim 1 at 3% (bench/NOTES.md sweep v2)
+      if (p.outer * (p.inner / q.pack_size) < resident_threads / 2) return Score::reject();
+      s.key[0] = 3;
+      s.key[2] = 65;
+      s.key[3] = -std::abs(q.fold - 4);
+      s.key[4] = q.block_size == 256;
       return s;
     }
     case Tier::generic:

@@ -291,6 +291,42 @@ __global__ void __launch_bounds__(BLOCK)
   }
 }
 
+// A thread per output pack (P consecutive outputs along inner) over the
+// flattened (outer, inner / P) index, each folding its whole reduced axis in
+// index order, U rows in flight: no shared memory, no splits.  For outputs
+// that fill the GPU on their own, above all a short reduced axis over a
+// narrow or odd inner, where col tiles keep most lanes or rows of threads
+// idle.  Adjacent threads read adjacent packs of a row (a narrow inner
+// puts several outer positions in one warp, their rows a stride apart).
+template <class R, class T, int P, int U, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+    col_thread_kernel(const T* __restrict__ x, typename R::Out* __restrict__ out, int64_t outer,
+                      int64_t reduce, int64_t inner, typename R::C scale) {
+  using Acc = typename R::Acc;
+  const int64_t ipacks = inner / P;
+  const int64_t packs = outer * ipacks;
+  for (int64_t j = int64_t{blockIdx.x} * BLOCK + threadIdx.x; j < packs; j += int64_t{gridDim.x} * BLOCK) {
+    const int64_t o = j / ipacks, ip = j - o * ipacks;
+    const T* base = x + o * reduce * inner + ip * P;
+    Acc acc[P];
+#pragma unroll
+    for (int k = 0; k < P; ++k) acc[k] = R::identity();
+    for (int64_t r0 = 0; r0 < reduce; r0 += U) {
+      Pack<T, P> v[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (r0 + u < reduce) v[u] = *reinterpret_cast<const Pack<T, P>*>(base + (r0 + u) * inner);
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (r0 + u < reduce)
+#pragma unroll
+          for (int k = 0; k < P; ++k) R::accumulate(acc[k], v[u].v[k], r0 + u);
+    }
+#pragma unroll
+    for (int k = 0; k < P; ++k) out[o * inner + ip * P + k] = R::finish(acc[k], scale);
+  }
+}
+
 // ------------------------------------------------------------ host launchers
 using kgen::reduce::Plan;
 using kgen::reduce::Problem;
@@ -391,6 +427,20 @@ cudaError_t launch_col(const void* problem, cudaStream_t stream) {
     col_kernel<R, T, P, U, LANES, BLOCK><<<grid, BLOCK, 0, stream>>>(
         static_cast<const T*>(p.x), static_cast<typename R::Out*>(p.out), p.outer, p.reduce, p.inner,
         scale_of<R>(p), static_cast<int>(pl.splits), partials, counters);
+  });
+}
+
+template <class T, int P, int U, int BLOCK>
+cudaError_t launch_col_thread(const void* problem, cudaStream_t stream) {
+  const Problem& p = *static_cast<const Problem*>(problem);
+  const unsigned grid = capped_grid(kgen::reduce::div_up(p.outer * (p.inner / P), BLOCK),
+                                    8 * kgen::reduce::one_wave(*p.device, BLOCK));
+  return with_reducer<T>(p.op, [&](auto r) {
+    using R = decltype(r);
+    col_thread_kernel<R, T, P, U, BLOCK><<<grid, BLOCK, 0, stream>>>(
+        static_cast<const T*>(p.x), static_cast<typename R::Out*>(p.out), p.outer, p.reduce, p.inner,
+        scale_of<R>(p));
+    return cudaGetLastError();
   });
 }
 
