@@ -105,35 +105,49 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       const int64_t ipacks = p.inner / q.pack_size;
       s.key[0] = 3;
       // Threads idle past the reduced extent (rows of threads) or past
-      // inner (lanes of the last tile): the most busy 64ths first.  H100
-      // random sweep: amin over dim 0 of 2x787x8x64 bfloat16 took 75 us in
-      // 8 lanes x 64 rows of threads (2 busy), 5.9 us in 32 lanes x 4 rows;
-      // float32 1048576x7 over dim 0 at pack 1 ran 7 of 32 lanes
-      // (bench/NOTES.md sweep v1).
+      // inner (lanes of the last tile), and sectors half read (a row
+      // segment of under 32 bytes, unless the tile spans whole rows, which
+      // then lie back to back): the most busy eighths first, then the
+      // widest pack.  H100 random sweep (bench/NOTES.md sweep v1, v2):
+      // amin over dim 0 of 2x787x8x64 bfloat16 took 75 us in 8 lanes x 64
+      // rows of threads (2 busy), 5.9 us in 32 lanes x 4 rows; argmin over
+      // dim 3 of float16 923x3x2x929x8 518 us in 8-byte packs (1 lane of 8
+      // busy), 72 us at pack 1; float16 195741x167 over dim 0 110 us in
+      // 8 lanes (16-byte segments), 51 us in 32.
       const int64_t by = q.block_size / q.lanes;
       const int64_t lane_slots = (ipacks + q.lanes - 1) / q.lanes * q.lanes;
-      s.key[2] = std::min(by, p.reduce) * ipacks * 64 / (by * std::max<int64_t>(1, lane_slots));
+      const int64_t segment = int64_t{q.lanes} * q.pack_size * dtype_size(p.dtype);
+      const int64_t sector_halves = q.lanes >= ipacks || segment >= 32 ? 2 : 1;
+      s.key[1] = std::min(by, p.reduce) * ipacks * 8 * sector_halves /
+                 (by * std::max<int64_t>(1, lane_slots) * 2);
+      s.key[2] = q.pack_size;
       // (64, 4096, 512), bench/NOTES.md reduce v2: about 16 elements in
       // flight a thread (float16 at fold 4 ran out of registers: 60-72% of
-      // copy, at fold 2 84-91%); 8 lanes (128 bytes of a row) and 512
-      // threads; lanes past inner idle
-      const int64_t lanes_fit = q.lanes <= ipacks ? -std::abs(log2_floor(q.lanes) - 3) : -100 - q.lanes;
-      s.key[3] = -std::abs(q.fold * q.pack_size - 16) * 256 + lanes_fit;  // lanes_fit > -256
+      // copy, at fold 2 84-91%); 128-byte row segments (8 lanes of 16-byte
+      // packs; at pack 1 the sweep's float32 325x471x273 over dim 0 took
+      // 117 us in 8 lanes, 89 us in 32) and 512 threads
+      s.key[3] = -std::abs(q.fold * q.pack_size - 16) * 256 - std::abs(log2_floor(segment) - 7);
       s.key[4] = -std::abs(q.block_size - 512);
       return s;
     }
     case Tier::col_thread: {
-      // a thread per output pack, when the packs give half the resident
-      // threads or more; then above a col tile of the same pack (whose
-      // busy 64ths it outranks: tiles idle lanes past a narrow inner and
-      // rows of threads past a short axis), below a wider one.  H100 random
-      // sweep, pack-1 col tiles: float16 11x5697563 over dim 0 at 12% of
-      // copy, int32 108495x2x13 over dim 1 at 3% (bench/NOTES.md sweep v2)
-      if (p.outer * (p.inner / q.pack_size) < resident_threads / 2) return Score::reject();
+      // A thread per output pack, when the packs give half the resident
+      // threads, or a sixteenth of them over a reduced axis of 64 or less
+      // (a thread's serial loads stay few); then above a col tile of the
+      // same pack and busy eighths (tiles idle lanes past a narrow inner and
+      // rows of threads past a short axis, and pay a block combine), below
+      // a wider pack.  H100 random sweep (bench/NOTES.md sweep v2): pack-1
+      // col tiles ran float16 11x5697563 over dim 0 at 12% of copy and
+      // int32 108495x2x13 over dim 1 at 3%; float32 19x256x1069 over dim 0
+      // (68416 packs of 4) took 19.2 us in col tiles, 11.1 us here.
+      const int64_t threads = p.outer * (p.inner / q.pack_size);
+      if (threads < resident_threads / 2 && !(p.reduce <= 64 && threads >= resident_threads / 16))
+        return Score::reject();
       s.key[0] = 3;
-      s.key[2] = 65;
-      s.key[3] = -std::abs(q.fold - 4);
-      s.key[4] = q.block_size == 256;
+      s.key[1] = 8;
+      s.key[2] = q.pack_size;
+      s.key[3] = 1;  // above every col tile's (at most 0)
+      s.key[4] = -std::abs(q.fold - 4) * 1024 + (q.block_size == 256);
       return s;
     }
     case Tier::generic:
