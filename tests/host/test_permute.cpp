@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "catch.hpp"
@@ -273,9 +274,47 @@ TEST_CASE("permute selection: rows when the innermost dim stays, tiles when it m
   auto odd = pick({33, 65, 7}, {2, 0, 1}, 2);
   CHECK(odd.p.tier == PermuteTier::tile);
   CHECK(odd.p.pack == 1);
+  // rows under 256 bytes: per-unit index math (H100: 2.1-2.4x faster than
+  // a group a row on rows of 10-18 bytes)
+  auto short_rows = pick({35, 6011, 32, 5}, {2, 0, 1, 3}, 2);
+  CHECK(short_rows.p.tier == PermuteTier::elem);
+  auto long_rows = pick({700, 700, 100}, {1, 0, 2}, 4);
+  CHECK(long_rows.p.tier == PermuteTier::row);
+  // ranks 5-8 after simplification: elem of that rank, not the generic kernel
+  auto r8 = pick({7, 5, 23, 37, 32, 3, 7, 2}, {2, 5, 3, 4, 6, 7, 1, 0}, 4);
+  CHECK(r8.s.rank >= 5);
+  CHECK(r8.p.tier == PermuteTier::elem);
+  CHECK(r8.p.rank == r8.s.rank);
   // rows of 3 bytes: per-unit index math (rank 3 is compiled at every level)
   auto tiny = pick({100, 200, 3}, {1, 0, 2}, 1);
   CHECK(tiny.s.movement == 1);
   CHECK(tiny.p.tier == PermuteTier::elem);
   CHECK(tiny.p.index == 0);
+}
+
+TEST_CASE("permute transposes: short dst rows by elem, long writes before square tiles", "[permute][default-set]") {
+  // dst rows under 320 bytes (a few dozen src rows) in pack-1 tiles: elem
+  // took 0.3-0.8x the best tile's time (H100, bench/NOTES.md sweep v2)
+  for (auto c : {std::pair<int64_t, int64_t>{77, 2}, {41, 2}, {37, 8}, {60, 4}, {5, 8}}) {
+    INFO(c.first << " rows of " << c.second << "-byte elements");
+    auto t = pick({c.first, 1000003}, {1, 0}, c.second);
+    CHECK(t.p.tier == PermuteTier::elem);
+  }
+  // from 120 float32 / 200 float16 rows tiles win, the 8 x 128 ones (short
+  // reads, long writes) over 128 x 8 and 32 x 32 (200x1000003 float16: 640
+  // against 1755 us; 4097x4099 float32: 60 against 74 us)
+  for (auto c : {std::pair<int64_t, int64_t>{200, 2}, {120, 4}, {4097, 4}, {4097, 2}}) {
+    INFO(c.first << " rows of " << c.second << "-byte elements");
+    auto t = pick({c.first, c.first == 4097 ? 4099 : 1000003}, {1, 0}, c.second);
+    CHECK(t.p.tier == PermuteTier::tile);
+    CHECK(t.p.pack == 1);
+    CHECK(t.p.ti == 8);
+    CHECK(t.p.tj == 128);
+  }
+  // extents a wide pack divides keep the square packed tiles (float16
+  // 128x1048576: 64 x 64 at pack 4 197 us, 8 x 128 at pack 1 372 us)
+  auto even = pick({128, 1 << 20}, {1, 0}, 2);
+  CHECK(even.p.tier == PermuteTier::tile);
+  CHECK(even.p.pack * 2 >= 8);
+  CHECK(even.p.ti == even.p.tj);
 }

@@ -261,3 +261,24 @@ TEST_CASE("split plans fill one wave and keep each block two batches long", "[re
   CHECK(kgen::reduce::plan_rows(p, 512, 4, 4, true).splits == 1);
   CHECK(kgen::reduce::plan_rows(p, 512, 4, 4, false).splits == 1);
 }
+
+TEST_CASE("col tiles: 8 rows of threads a block, then 256 threads", "[reduce][selection][default-set]") {
+  // 8 lanes x 64 rows of threads took 1.2-5.9x the best tile's time on
+  // eight col problems (H100, bench/NOTES.md sweep v2: argmax over dim 1 of
+  // bfloat16 32x200x16384 496 us, 84-117 us in 4-8 rows)
+  struct Case {
+    int64_t outer, reduce, inner;
+    kgen_reduce_op_t op;
+  };
+  for (kgen_dtype_t d : kDtypes) {
+    for (Case c : {Case{32, 200, 16384, KGEN_REDUCE_ARGMAX}, Case{8, 300, 65536, KGEN_REDUCE_SUM},
+                   Case{1, 349, 126208, KGEN_REDUCE_ARGMIN}, Case{1, 4096, 8192, KGEN_REDUCE_SUM}}) {
+      Picked s = pick(d, c.outer, c.reduce, c.inner, c.op);
+      INFO(s.v->name << " for " << c.outer << "x" << c.reduce << "x" << c.inner);
+      // (or a thread an output where the outputs fill the GPU alone)
+      CHECK((s.p.tier == ReduceTier::col || s.p.tier == ReduceTier::col_thread));
+      if (s.p.tier == ReduceTier::col) CHECK(s.p.block_size / s.p.lanes == 8);
+      CHECK(s.p.pack_size * elem(d) == 16);
+    }
+  }
+}

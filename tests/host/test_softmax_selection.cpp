@@ -33,8 +33,8 @@ struct Picked {
 };
 
 Picked pick(kgen_dtype_t dtype, int64_t rows, int64_t cols, uintptr_t x_off = 0,
-            uintptr_t y_off = 0, const kgen::DeviceInfo& dev = h100()) {
-  kgen::softmax::Problem prob{dtype, false, rows, cols, addr(x_off),
+            uintptr_t y_off = 0, const kgen::DeviceInfo& dev = h100(), bool log = false) {
+  kgen::softmax::Problem prob{dtype, log, rows, cols, addr(x_off),
                               const_cast<void*>(addr(1u << 20 | y_off)), &dev};
   auto sel = kgen::select_variant(kgen::Family::softmax, dtype, dev, &prob, &kgen::softmax::heuristic);
   REQUIRE(sel.variant != nullptr);
@@ -149,6 +149,29 @@ TEST_CASE("rows no wide pack covers stay in registers at pack 1", "[selection][d
     INFO(shifted.v->name);
     CHECK(shifted.p.tier == SoftmaxTier::warp);
     CHECK(shifted.p.pack_size == 1);
+  }
+}
+
+TEST_CASE("odd log_softmax rows of 513-1023 go to shared memory, not 32 values a lane",
+          "[selection][default-set]") {
+  // H100 (bench/NOTES.md sweep v2): pack-1 log-mode warp variants of 32
+  // values a lane took 1.5-2x the smem tier's time on float32 and bfloat16
+  // rows of 673-1023 (4096x777 float32: 23.4 us, 12.6 us in smem)
+  for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16}) {
+    for (int64_t cols : {513, 777, 907, 1023}) {
+      Picked log = pick(d, 20000, cols, 0, 0, h100(), true);
+      INFO(log.v->name << " cols " << cols);
+      CHECK(log.p.tier == SoftmaxTier::smem);
+      // the plain softmax ran faster in the warp tier (15x521x5x793 bfloat16)
+      Picked plain = pick(d, 20000, cols);
+      INFO(plain.v->name);
+      CHECK(plain.p.tier == SoftmaxTier::warp);
+    }
+    // even rows keep their wide-pack warp variants
+    Picked even = pick(d, 20000, 1024, 0, 0, h100(), true);
+    INFO(even.v->name);
+    CHECK(even.p.tier == SoftmaxTier::warp);
+    CHECK(even.p.pack_size > 1);
   }
 }
 

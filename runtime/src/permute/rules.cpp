@@ -6,9 +6,10 @@
 // both pointers aligned to a pack.  Launch shapes need fewer than 2^31
 // blocks and dims below 2^31 (the fast division).
 // Preference: whole rows when the innermost dim is preserved, tiles when it
-// moves, per-unit index math (elem) where neither fits: rows of fewer than 4
-// units, or tiles that would move runs shorter than half a 32-byte sector
-// or leave most of the tile empty.
+// moves, per-unit index math (elem) where neither fits: rows of fewer than
+// 256 bytes, transposes into dst rows of fewer than 320 bytes, or tiles
+// that would move runs shorter than half a 32-byte sector or leave most of
+// the tile empty.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -27,11 +28,14 @@ using Tier = gen::PermuteTier;
 
 constexpr int64_t kBelow31 = int64_t{1} << 31;
 constexpr int kBlock = 256;  // every permute kernel's block (generator/ops/permute.py)
+constexpr int64_t kShortRowTierBytes = 256;
+constexpr int64_t kShortDstRowBytes = 320;
 
 struct TileFit {
   int64_t blocks;
-  int64_t run_bytes;  // the shorter of the contiguous runs read and written
-  int used_pct;       // share of the tile's slots holding data
+  int64_t run_bytes;    // the shorter of the contiguous runs read and written
+  int64_t write_bytes;  // the contiguous run written
+  int used_pct;         // share of the tile's slots holding data
 };
 
 TileFit tile_fit(const Shape& s, const TileView& t, int ti, int tj) {
@@ -43,6 +47,7 @@ TileFit tile_fit(const Shape& s, const TileView& t, int ti, int tj) {
   const int64_t read = t.ni <= ti && t.src_stride_j == t.ni ? ri * rj : ri;
   const int64_t write = t.nj <= tj && t.dst_stride_i == t.nj ? ri * rj : rj;
   f.run_bytes = std::min(read, write) * s.movement;
+  f.write_bytes = write * s.movement;
   f.used_pct = static_cast<int>(100 * t.ni * t.nj / (tiles_i * ti * tiles_j * tj));
   return f;
 }
@@ -90,7 +95,11 @@ Score heuristic(const VariantInfo& v, const void* problem) {
     case Tier::row: {
       const int64_t len = s.dims[s.rank - 1];
       if (len < 4) return Score::reject();
-      sc.key[0] = 3;
+      // rows under 256 bytes: per-unit index math (elem) ran 1.4-2.4x faster
+      // than a group a row (H100, bench/NOTES.md sweep v2: 35x6011x32x5
+      // bfloat16 (2,0,1,3), rows of 10 bytes, 282 -> 116 us; 3x5x103x3x3x3x25
+      // float64, rows of 200 bytes, 15.9 -> 7.4 us); below elem, above generic
+      sc.key[0] = len * s.movement < kShortRowTierBytes ? 0 : 3;
       // the widest chunk (group x unroll units) the row fills, then wide groups
       const int64_t chunk = int64_t{q.group} * q.unroll;
       sc.key[1] = chunk <= len ? chunk : -chunk;
@@ -106,7 +115,30 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       if (t.dst_stride_i == t.nj && t.nj * s.movement < 32) return Score::reject();
       const TileFit f = tile_fit(s, t, q.ti, q.tj);
       if (f.run_bytes < 16 || f.used_pct < 25) return Score::reject();
-      sc.key[0] = 3;
+      // A plain transpose whose dst rows are short (fewer than 320 bytes:
+      // a few hundred src rows), in pack-1 tiles: per-unit index math reads
+      // the src rows in step and L2 joins them up.  H100 (bench/NOTES.md
+      // sweep v2): elem took 0.3-0.8x the best pack-1 tile's time on
+      // 77x410087 float16 (75 vs 123 us), 37x983149 float64, 60x1000003
+      // float32 and 5-41 rows; pack-1 tiles won from 120 float32 and 200
+      // float16 rows, packed ones at 128 float16 rows (64 x 64 at pack 4
+      // 197 us, elem 549 us).  Below elem, above generic.
+      sc.key[0] = q.pack == 1 && t.batches == 1 && t.nj * s.movement < kShortDstRowBytes ? 0 : 3;
+      if (t.batches == 1 && t.src_stride_j2 == 0) {
+        // A plain transpose: whole sectors read and written first, then
+        // wide accesses, then the longest write run: at equal sectors a
+        // tile that writes long runs and reads short ones beat the reverse
+        // and the square one (H100, bench/NOTES.md sweep v2: 8x128 tiles
+        // against 128x8 on 200x1000003 float16 640 vs 1755 us; against
+        // 32x32 on 4097x4099 float32 60 vs 74 us, on 250x400009 float32
+        // 399 vs 677 us).  With batch dims the order below held (8x128
+        // took 1.3-2x the time of 128x8 or 32x32 on six such problems).
+        sc.key[1] = std::min<int64_t>(f.run_bytes, 32) / 16;
+        sc.key[2] = int64_t{q.pack} * s.movement;
+        sc.key[3] = std::min<int64_t>(f.write_bytes, 512) / 16;
+        sc.key[4] = int64_t{f.used_pct / 10} * 1024 - std::abs(q.ti - q.tj);  // then full, square tiles
+        return sc;
+      }
       sc.key[1] = std::min<int64_t>(f.run_bytes, 128) / 16;  // full sectors, then lines
       sc.key[2] = f.used_pct / 10;
       sc.key[3] = int64_t{q.pack} * s.movement;  // wide accesses

@@ -118,16 +118,21 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       const int64_t lane_slots = (ipacks + q.lanes - 1) / q.lanes * q.lanes;
       const int64_t segment = int64_t{q.lanes} * q.pack_size * dtype_size(p.dtype);
       const int64_t sector_halves = q.lanes >= ipacks || segment >= 32 ? 2 : 1;
-      s.key[1] = std::min(by, p.reduce) * ipacks * 8 * sector_halves /
-                 (by * std::max<int64_t>(1, lane_slots) * 2);
+      const int64_t slots = by * std::max<int64_t>(1, lane_slots) * 2;
+      s.key[1] = (std::min(by, p.reduce) * ipacks * 8 * sector_halves + slots / 2) / slots;  // rounded
       s.key[2] = q.pack_size;
       // (64, 4096, 512), bench/NOTES.md reduce v2: about 16 elements in
       // flight a thread (float16 at fold 4 ran out of registers: 60-72% of
-      // copy, at fold 2 84-91%); 128-byte row segments (8 lanes of 16-byte
-      // packs; at pack 1 the sweep's float32 325x471x273 over dim 0 took
-      // 117 us in 8 lanes, 89 us in 32) and 512 threads
-      s.key[3] = -std::abs(q.fold * q.pack_size - 16) * 256 - std::abs(log2_floor(segment) - 7);
-      s.key[4] = -std::abs(q.block_size - 512);
+      // copy, at fold 2 84-91%); row segments of 128 bytes or more (at pack
+      // 1 the sweep's float32 325x471x273 over dim 0 took 117 us in 8
+      // lanes, 89 us in 32)
+      s.key[3] = -std::abs(q.fold * q.pack_size - 16) * 256 - std::max(0, 7 - log2_floor(segment));
+      // 8 rows of threads a block, then 256 threads: 64 rows (8 lanes x
+      // 512) took 1.2-5.9x the best tile's time on 8 col problems (H100,
+      // bench/NOTES.md sweep v2: argmax over dim 1 of bfloat16
+      // 32x200x16384 496 us, 84-117 us in 4-8 rows; float32 8x300x65536
+      // 360 us, 207 us)
+      s.key[4] = -std::abs(by - 8) * 1024 - std::abs(q.block_size - 256);
       return s;
     }
     case Tier::col_thread: {

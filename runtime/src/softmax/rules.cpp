@@ -106,6 +106,18 @@ Score heuristic_as(const VariantInfo& v, const Problem& p) {
       // already has cols_per_thread loads in flight
       s.key[3] = (q.rows_per_access == 2) == (q.group_width < 32);
       s.key[4] = !q.padding;  // exact fit: no bounds checks
+      // log_softmax rows of more than 16 values a lane at pack 1 (odd rows
+      // of 513-1023): below the smem tier, which took 0.5-0.7x the time on
+      // 12 of 14 float32 and bfloat16 problems (H100, bench/NOTES.md sweep
+      // v2: 4096x777 float32 23.4 us here, 12.6 us in smem; the log mode's
+      // registers are bounded).  The plain softmax ran faster here
+      // (15x521x5x793 bfloat16: 58 us, 91 us in smem); masked and backward
+      // rows were not measured and keep the warp tier.
+      if (p.log && q.pack_size == 1 && q.cols_per_thread > 16 && dtype_size(p.dtype) <= 4 && !backward(p) &&
+          p.mask == nullptr) {
+        s.key[0] = 2;
+        s.key[1] = -1000;
+      }
       return s;
     }
     case Tier::smem: {
