@@ -77,6 +77,27 @@ struct Online {
   }
 };
 
+// Online::add with the sum compensated (Kahan): `lost` holds the low bits
+// the running sum dropped (to subtract at the end); a new max rescales
+// both.  For long serial folds (the strided two-pass kernel).
+template <class C>
+__device__ __forceinline__ void online_add_compensated(Online<C>& o, C& lost, C v) {
+  C term;
+  if (v > o.m || v != v) {
+    const C scale = kexp(o.m - v);
+    o.s *= scale;
+    lost *= scale;
+    o.m = v;
+    term = C(1);
+  } else {
+    term = kexp(v - Online<C>::safe(o.m));
+  }
+  const C y = term - lost;
+  const C t = o.s + y;
+  lost = (t - o.s) - y;
+  o.s = t;
+}
+
 struct OnlineOp {
   template <class C> __device__ __forceinline__ Online<C> operator()(Online<C> a, Online<C> b) const {
     return Online<C>::merge(a, b);
