@@ -8,6 +8,14 @@ Rows (inner == 1, the last dim): three tiers as in OneFlow's design:
            48 KB), `block_size` chosen by the runtime from occupancy.
   uncached one block per row, two passes over global memory (online max+sum,
            then normalise); any length.
+  block    one block per row, the row in its registers (`cols_per_thread`
+           values a thread, `pack_size` a 16-byte load): x read once, the
+           aligned body in 16-byte packs at any length and alignment, the
+           unaligned head and tail one element a thread.
+  cluster  the block tier across the `cluster_size` CTAs of a thread-block
+           cluster (sm_90), the partial max and sum of each CTA read by the
+           others through distributed shared memory: rows of up to
+           cluster_size x block_size x cols_per_thread values read once.
 Strided (inner > 1, a middle dim, no transpose): a thread owns a pack of
 `pack_size` adjacent inner positions ("columns") and a share of the axis;
 `col_lanes` lanes of a warp cover adjacent packs (coalesced along inner), the
@@ -156,6 +164,69 @@ def strided_uncached_default(d, p):
     return p["pack_size"] == max(1, max_pack(d) // 2) and p["col_lanes"] == 2
 
 
+# ---------------------------------------------------------- block and cluster
+# A 16-byte pack a load; 1-8 packs a thread (registers hold x as stored:
+# 4-32 registers, half types two values a register).  The backward holds y
+# and dy.  Register limits from ptxas (sm_90): float16 forward at 8 packs
+# and 1024 threads spilled 92 bytes in the log mode (64-register cap); the
+# float16 backward took 80-118 registers at 4 packs and spilled at 1024
+# threads, float32 at 4 packs 57-60.
+SLICE_PACKS = (1, 2, 4, 8)
+CLUSTERS = (2, 4, 8, 16)
+
+
+def slice_packs_max(d, block, backward):
+    if backward:
+        return 2 if d.size == 2 else 4
+    return 4 if d.size == 2 and block == 1024 else 8
+
+
+def slice_valid(backward):
+    def valid(d, p, arches):
+        v = p["cols_per_thread"] // p["pack_size"]
+        return p["cols_per_thread"] % p["pack_size"] == 0 and v <= slice_packs_max(d, p["block_size"], backward)
+    return valid
+
+
+def slice_cols(d):
+    return [max_pack(d) * v for v in SLICE_PACKS]
+
+
+# The default level: what the heuristic picks (runtime/src/softmax/rules.cpp:
+# values a thread near 32 in a block, 16 bytes x 8 in a cluster, 16 in the
+# backward; blocks of 128-512 threads; 1024 only for clusters of 16, the
+# longest rows), with the neighbours that fit rows between them.  Backward
+# clusters of half types are never picked; float64 keeps to blocks.
+SLICE_BLOCKS = (128, 256, 512)
+
+
+def slice_default(backward, cluster):
+    def in_default(d, p):
+        c, b = p["cols_per_thread"], p["block_size"]
+        if not cluster:
+            return b in SLICE_BLOCKS and c in ((8, 16) if backward else (16, 32))
+        if d.short == "f64" or (backward and d.size == 2):
+            return False
+        want = 16 if backward else 128 // d.size
+        return c == want and (b in SLICE_BLOCKS or (b == 1024 and p["cluster_size"] == 16))
+    return in_default
+
+
+def slice_tiers(backward):
+    params = (
+        Param("pack_size", "p", lambda d: [max_pack(d)]),
+        Param("cols_per_thread", "c", slice_cols),
+        Param("block_size", "b", lambda d: BLOCKS),
+    )
+    return (
+        Tier(name="block", template="softmax_slice.cu.j2", params=params, valid=slice_valid(backward),
+             in_default=slice_default(backward, False), fixed=(("cluster_size", 1),)),
+        Tier(name="cluster", template="softmax_slice.cu.j2",
+             params=params + (Param("cluster_size", "k", lambda d: CLUSTERS),),
+             valid=slice_valid(backward), in_default=slice_default(backward, True), min_arch=90),
+    )
+
+
 # The backward family (softmax_backward.py) renders the same templates with
 # its own kernels (DEVICE_NS).
 TIERS = (
@@ -184,6 +255,7 @@ TIERS = (
         params=(Param("pack_size", "p", packs), Param("block_size", "b", lambda d: BLOCKS)),
         in_default=uncached_default,
     ),
+    *slice_tiers(backward=False),
     Tier(
         name="strided",
         template="softmax_strided.cu.j2",

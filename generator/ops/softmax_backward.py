@@ -29,6 +29,9 @@ def _backward(tier):
         return dataclasses.replace(tier, in_default=softmax.strided_default_in(softmax.STRIDED_BACKWARD))
     if tier.name == "warp":
         return dataclasses.replace(tier, valid=softmax.warp_valid_backward)
+    if tier.name in ("block", "cluster"):
+        return dataclasses.replace(tier, valid=softmax.slice_valid(backward=True),
+                                   in_default=softmax.slice_default(backward=True, cluster=tier.name == "cluster"))
     return tier
 
 

@@ -138,8 +138,10 @@ def test_arch_lists_are_sorted_deduplicated_and_do_not_change_the_variants():
     out = subprocess.run([sys.executable, "-m", "generator", "--arch", "sm_100,sm_80", "--gencode"],
                          cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.split() == gencode_flags(["sm_80", "sm_100"])
-    # no tier of today needs a newer arch: every list compiles the same variants
-    assert names(arch="sm_90,sm_100,sm_120") == names(arch="sm_90") == names(arch="sm_80")
+    # the newest arch decides: sm_90 and later lists compile the same
+    # variants; an sm_80 build leaves out the cluster tiers (sm_90) alone
+    assert names(arch="sm_90,sm_100,sm_120") == names(arch="sm_90") == names(arch="sm_80,sm_90")
+    assert names(arch="sm_80") == [n for n in names(arch="sm_90") if "_cluster_" not in n]
 
 
 class _ClusterOp:

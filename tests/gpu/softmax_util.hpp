@@ -75,7 +75,7 @@ inline BackwardCase backward_case(kgen_dtype_t d, int64_t outer, int64_t axis, i
 }
 
 // The tiers of the softmax and softmax_backward families (one parameter space).
-enum class Tier { warp, smem, uncached, strided, strided_uncached, generic };
+enum class Tier { warp, smem, uncached, block, cluster, strided, strided_uncached, generic };
 
 struct VariantFacts {
   const char* name;
@@ -84,7 +84,10 @@ struct VariantFacts {
   bool backward;  // of the softmax_backward family
 
   // row tiers run inner == 1 only; the strided ones and generic any inner
-  bool row() const { return tier == Tier::warp || tier == Tier::smem || tier == Tier::uncached; }
+  bool row() const {
+    return tier == Tier::warp || tier == Tier::smem || tier == Tier::uncached || tier == Tier::block ||
+           tier == Tier::cluster;
+  }
   // the longest row of a warp-tier variant
   int64_t warp_reach() const { return int64_t{cols_per_thread} * group_width; }
   // the longest axis of a strided (register) variant: a block of up to
@@ -102,6 +105,8 @@ VariantFacts facts_of(const kgen::VariantInfo* v) {
     case T::warp: tier = Tier::warp; break;
     case T::smem: tier = Tier::smem; break;
     case T::uncached: tier = Tier::uncached; break;
+    case T::block: tier = Tier::block; break;
+    case T::cluster: tier = Tier::cluster; break;
     case T::strided: tier = Tier::strided; break;
     case T::strided_uncached: tier = Tier::strided_uncached; break;
     case T::generic: tier = Tier::generic; break;

@@ -62,50 +62,89 @@ TEST_CASE("rows that fit registers go to the warp tier with the widest pack", "[
   }
 }
 
-TEST_CASE("rows of 1025-2048 go to the long-row warp variants of the forward only", "[selection][default-set]") {
+TEST_CASE("rows of 1025-2048: the forward's half types in long-row warp variants, the rest in a block",
+          "[selection][default-set]") {
   kgen::DeviceInfo dev = h100();
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16}) {
     Picked s = pick(d, 4096, 2048);
     INFO(s.v->name);
-    CHECK(s.p.tier == SoftmaxTier::warp);
-    CHECK(s.p.cols_per_thread * s.p.group_width == 2048);
+    if (d == KGEN_FLOAT32) {
+      CHECK(s.p.tier == SoftmaxTier::block);
+    } else {
+      CHECK(s.p.tier == SoftmaxTier::warp);
+      CHECK(s.p.cols_per_thread * s.p.group_width == 2048);
+    }
     kgen::softmax::Problem bwd{d, false, 4096, 2048, addr(0), const_cast<void*>(addr(1u << 20)), &dev};
     bwd.dy = addr(2u << 20);
     auto b = kgen::select_variant(kgen::Family::softmax_backward, d, dev, &bwd, &kgen::softmax::heuristic);
     REQUIRE(b.variant != nullptr);
-    CHECK(static_cast<const SoftmaxParams*>(b.variant->params)->tier == SoftmaxTier::smem);
+    CHECK(static_cast<const SoftmaxParams*>(b.variant->params)->tier == SoftmaxTier::block);
   }
 }
 
-TEST_CASE("longer rows go to shared memory, then to the uncached tier", "[selection][default-set]") {
-  CHECK(pick(KGEN_FLOAT32, 1000, 4096).p.tier == SoftmaxTier::smem);
-  CHECK(pick(KGEN_FLOAT16, 1000, 32768).p.tier == SoftmaxTier::smem);  // 64 KB: opt-in
+// A device that runs sm_80 code: no thread-block clusters.
+kgen::DeviceInfo no_clusters() {
+  kgen::DeviceInfo d = h100();
+  d.code_arch = 80;
+  return d;
+}
+
+TEST_CASE("longer rows go to a block, then a cluster, then the uncached tier", "[selection][default-set]") {
+  CHECK(pick(KGEN_FLOAT32, 1000, 4096).p.tier == SoftmaxTier::block);
+  CHECK(pick(KGEN_FLOAT16, 1000, 32768).p.tier == SoftmaxTier::cluster);  // past 512 threads x 32 values
+  // odd and misaligned rows alike: the aligned body in 16-byte packs
+  Picked odd = pick(KGEN_BFLOAT16, 1000, 50257, 2, 2);
+  CHECK(odd.p.tier == SoftmaxTier::cluster);
+  CHECK(odd.p.pack_size == 8);
+  // past a cluster of 16 x 1024 threads x 32 float32 values
   CHECK(pick(KGEN_FLOAT32, 100, 1 << 20).p.tier == SoftmaxTier::uncached);
-  // just past what one block's shared memory holds (rows kept in their dtype)
+  CHECK(pick(KGEN_FLOAT32, 100, (1 << 19) - 3, 4).p.tier == SoftmaxTier::cluster);
+  // few rows: clusters wide enough to give every SM a CTA (32 float32 rows
+  // of 32768: 87% of copy in clusters of 8, 83% in clusters of 2; H100)
+  Picked few = pick(KGEN_FLOAT32, 32, 32768);
+  CHECK(few.p.tier == SoftmaxTier::cluster);
+  CHECK(32 * few.p.cluster_size >= h100().sm_count);
+  // without clusters: rows past a block go to shared memory, then to the
+  // uncached tier, just past what one block's shared memory holds (rows
+  // kept in their dtype)
+  const kgen::DeviceInfo old = no_clusters();
+  CHECK(pick(KGEN_FLOAT16, 1000, 32768, 0, 0, old).p.tier == SoftmaxTier::smem);  // 64 KB: opt-in
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_FLOAT64}) {
     const int64_t limit = (227 * 1024 - kgen::softmax::kSmemReserve) / elem(d);
-    CHECK(pick(d, 8, limit - limit % 8).p.tier == SoftmaxTier::smem);
-    CHECK(pick(d, 8, limit - limit % 8 + 8).p.tier == SoftmaxTier::uncached);
+    CHECK(pick(d, 8, limit - limit % 8, 0, 0, old).p.tier == SoftmaxTier::smem);
+    CHECK(pick(d, 8, limit - limit % 8 + 8, 0, 0, old).p.tier == SoftmaxTier::uncached);
   }
   // a device with less shared memory moves the boundary
-  kgen::DeviceInfo small = h100();
+  kgen::DeviceInfo small = old;
   small.smem_per_block_optin = 48 * 1024;
-  CHECK(pick(KGEN_FLOAT32, 8, 16384, 0, 0, small).p.tier == SoftmaxTier::uncached);
+  CHECK(pick(KGEN_FLOAT32, 8, 20000, 0, 0, small).p.tier == SoftmaxTier::uncached);
+}
+
+// Masked rows (which the block and cluster tiers do not take) past the
+// warp tier go to the smem tier.
+Picked pick_masked(kgen_dtype_t dtype, int64_t rows, int64_t cols) {
+  static const kgen::DeviceInfo dev = h100();
+  static const kgen::softmax::Mask none{KGEN_MASK_NONE, nullptr, 1.0, 1, 1, 0, 0, 0, false, false};
+  kgen::softmax::Problem prob{dtype, false, rows, cols, addr(0), const_cast<void*>(addr(1u << 20)), &dev};
+  prob.mask = &none;
+  auto sel = kgen::select_variant(kgen::Family::softmax, dtype, dev, &prob, &kgen::softmax::heuristic);
+  REQUIRE(sel.variant != nullptr);
+  return {sel.variant, *static_cast<const SoftmaxParams*>(sel.variant->params), sel.source};
 }
 
 TEST_CASE("smem tier: 4-byte packs, most resident warps, then the smallest block", "[selection][default-set]") {
-  Picked s = pick(KGEN_FLOAT32, 1000, 3072);  // 12 KB rows: 2048 threads fit any block size
+  Picked s = pick_masked(KGEN_FLOAT32, 1000, 3072);  // 12 KB rows: 2048 threads fit any block size
   REQUIRE(s.p.tier == SoftmaxTier::smem);
   CHECK(s.p.pack_size == 1);
-  CHECK(pick(KGEN_FLOAT16, 1000, 4096).p.pack_size == 2);
-  CHECK(pick(KGEN_BFLOAT16, 1000, 4096).p.pack_size == 2);
+  CHECK(pick_masked(KGEN_FLOAT16, 1000, 4096).p.pack_size == 2);
+  CHECK(pick_masked(KGEN_BFLOAT16, 1000, 4096).p.pack_size == 2);
   int smallest = 1 << 30;
   for (const kgen::VariantInfo* v : kgen::Registry::of(kgen::Family::softmax, KGEN_FLOAT32)) {
     const auto& p = *static_cast<const SoftmaxParams*>(v->params);
     if (p.tier == SoftmaxTier::smem && p.pack_size == s.p.pack_size) smallest = std::min(smallest, p.block_size);
   }
   CHECK(s.p.block_size == smallest);
-  Picked big = pick(KGEN_FLOAT32, 1000, 32768);  // 128 KB rows: one block per SM, so the largest
+  Picked big = pick_masked(KGEN_FLOAT32, 1000, 32768);  // 128 KB rows: one block per SM, so the largest
   REQUIRE(big.p.tier == SoftmaxTier::smem);
   CHECK(big.p.block_size == 1024);
 }
@@ -119,8 +158,10 @@ TEST_CASE("misaligned pointers and odd cols get narrower packs, never a wrong on
   }
   Picked odd = pick(KGEN_FLOAT32, 64, 1001);
   CHECK(odd.p.pack_size == 1);
+  // a block holds a row at any alignment, its aligned body in 16-byte packs
   Picked misaligned_y = pick(KGEN_FLOAT32, 64, 4096, 0, 4);
-  CHECK(misaligned_y.p.pack_size == 1);
+  CHECK(misaligned_y.p.tier == SoftmaxTier::block);
+  CHECK(misaligned_y.p.pack_size == 4);
 }
 
 TEST_CASE("rows no wide pack covers stay in registers at pack 1", "[selection][default-set]") {
@@ -196,6 +237,17 @@ TEST_CASE("supports() decides capability from extents and alignment", "[selectio
     if (p.tier == SoftmaxTier::strided || p.tier == SoftmaxTier::strided_uncached) continue;  // below
     for (int64_t cols : {1, 3, 4, 32, 33, 1024, 1025, 70000}) {
       kgen::softmax::Problem prob{KGEN_FLOAT32, false, 7, cols, addr(0), const_cast<void*>(addr(64)), &dev};
+      if (p.tier == SoftmaxTier::block || p.tier == SoftmaxTier::cluster) {
+        // any length and alignment: the aligned body's packs split over the
+        // cluster within each CTA's registers
+        const int64_t per_cta = (cols / p.pack_size + p.cluster_size - 1) / p.cluster_size;
+        const bool fits = per_cta * p.pack_size <= int64_t{p.block_size} * p.cols_per_thread;
+        CHECK(v->supports(*v, &prob) == fits);
+        kgen::softmax::Problem shifted = prob;
+        shifted.x = addr(4);
+        CHECK(v->supports(*v, &shifted) == fits);
+        continue;
+      }
       bool expected = cols % p.pack_size == 0;
       if (p.tier == SoftmaxTier::warp) {
         const int64_t reach = int64_t{p.cols_per_thread} * p.group_width;
@@ -346,8 +398,9 @@ TEST_CASE("strided supports(): inner packs, alignment, the tile's axis reach, no
 }
 
 TEST_CASE("backward rows keep y and dy in shared memory: half the reach of the forward", "[selection][default-set]") {
-  kgen::DeviceInfo dev = h100();
-  // 40000 float32: 160 KB, one copy fits a block's shared memory, two do not
+  kgen::DeviceInfo dev = no_clusters();
+  // 40000 float32: 160 KB, one copy fits a block's shared memory, two do
+  // not (past a block's registers; no clusters on this device)
   kgen::softmax::Problem fwd = dim_problem(KGEN_FLOAT32, 64, 40000, 1, false, dev);
   kgen::softmax::Problem bwd = dim_problem(KGEN_FLOAT32, 64, 40000, 1, true, dev);
   auto f = kgen::select_variant(kgen::Family::softmax, KGEN_FLOAT32, dev, &fwd, &kgen::softmax::heuristic);
@@ -357,8 +410,8 @@ TEST_CASE("backward rows keep y and dy in shared memory: half the reach of the f
   CHECK(params_of<SoftmaxParams>(f.variant).tier == SoftmaxTier::smem);
   CHECK(params_of<SoftmaxParams>(b.variant).tier == SoftmaxTier::uncached);
   CHECK(std::string(b.variant->name).rfind("softmax_backward_", 0) == 0);
-  // 8192 float32: both fit
-  kgen::softmax::Problem bwd8k = dim_problem(KGEN_FLOAT32, 64, 8192, 1, true, dev);
+  // 12000 float32: both fit (past the backward's blocks of 512 x 16 values)
+  kgen::softmax::Problem bwd8k = dim_problem(KGEN_FLOAT32, 64, 12000, 1, true, dev);
   b = kgen::select_variant(kgen::Family::softmax_backward, KGEN_FLOAT32, dev, &bwd8k, &kgen::softmax::heuristic);
   REQUIRE(b.variant != nullptr);
   CHECK(params_of<SoftmaxParams>(b.variant).tier == SoftmaxTier::smem);
@@ -382,4 +435,31 @@ TEST_CASE("masked rows: row tiers only, the mask's alignment narrows the pack", 
     // the row still fits registers: pack 1 keeps it in the warp tier
     CHECK(params_of<SoftmaxParams>(sel.variant).tier == SoftmaxTier::warp);
   }
+}
+
+TEST_CASE("backward rows: float32 in blocks then clusters, half types in blocks only", "[selection][default-set]") {
+  kgen::DeviceInfo dev = h100();
+  auto tier_of = [&](kgen_dtype_t d, int64_t rows, int64_t cols) {
+    kgen::softmax::Problem p = dim_problem(d, rows, cols, 1, true, dev);
+    auto sel = kgen::select_variant(kgen::Family::softmax_backward, d, dev, &p, &kgen::softmax::heuristic);
+    REQUIRE(sel.variant != nullptr);
+    return params_of<SoftmaxParams>(sel.variant).tier;
+  };
+  CHECK(tier_of(KGEN_FLOAT32, 4096, 4096) == SoftmaxTier::block);
+  CHECK(tier_of(KGEN_FLOAT32, 2048, 32768) == SoftmaxTier::cluster);
+  CHECK(tier_of(KGEN_FLOAT32, 512, 131072) == SoftmaxTier::cluster);
+  CHECK(tier_of(KGEN_BFLOAT16, 4096, 4096) == SoftmaxTier::block);
+  // bfloat16 clusters ran at 50-57% of copy where the two-pass tiers reach 84-88% (H100)
+  CHECK(tier_of(KGEN_BFLOAT16, 4096, 32768) != SoftmaxTier::cluster);
+  // and so does the half types' log_softmax
+  CHECK(pick(KGEN_FLOAT16, 1000, 32768, 0, 0, h100(), true).p.tier != SoftmaxTier::cluster);
+  CHECK(pick(KGEN_FLOAT32, 1000, 32768, 0, 0, h100(), true).p.tier == SoftmaxTier::cluster);
+}
+
+TEST_CASE("rows a warp variant could hold go to a block only below the smem tier", "[selection][default-set]") {
+  // a float16 row of 2048 one element into its storage: no pack-8 warp
+  // variant; 22.2 us in smem, 33 us in a block (H100 sweep)
+  Picked s = pick(KGEN_FLOAT16, 5039, 2048, 2, 2);
+  INFO(s.v->name);
+  CHECK(s.p.tier != SoftmaxTier::block);
 }

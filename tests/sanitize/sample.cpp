@@ -208,13 +208,13 @@ int64_t broadcast_offset(const Dims& out, const Dims& in, int64_t index) {
 // ---- softmax and softmax_backward ---------------------------------------
 
 struct SoftmaxKnobs {
-  int tier, pack, cols_per_thread, group_width, rows_per_access, padding, block, col_lanes, axis_per_thread;
+  int tier, pack, cols_per_thread, group_width, rows_per_access, padding, block, col_lanes, axis_per_thread, cluster;
 };
 template <class P>
 SoftmaxKnobs softmax_knobs(const void* params) {
   const P& q = *static_cast<const P*>(params);
   return {static_cast<int>(q.tier), q.pack_size, q.cols_per_thread, q.group_width, q.rows_per_access,
-          q.padding, q.block_size, q.col_lanes, q.axis_per_thread};
+          q.padding, q.block_size, q.col_lanes, q.axis_per_thread, q.cluster_size};
 }
 using SoftmaxTier = kgen::gen::SoftmaxTier;
 static_assert(static_cast<int>(kgen::gen::SoftmaxBackwardTier::strided) == static_cast<int>(SoftmaxTier::strided),
@@ -261,6 +261,15 @@ std::vector<SoftmaxSpec> softmax_specs(const SoftmaxKnobs& k, bool backward, int
     case SoftmaxTier::uncached:
       row_tier(p * (3 * k.block + 5), 3, p * (k.block / 2 + 3), p * (2 * k.block + 1));
       break;
+    case SoftmaxTier::block:
+    case SoftmaxTier::cluster: {
+      // an odd row near the cluster's reach (head, body and tail), and a
+      // short one that leaves most threads without a pack; no mask
+      const int64_t reach = int64_t{k.cluster} * k.block * k.cols_per_thread;
+      specs.push_back({3, reach - p - 3, 1, 0, 0});
+      specs.push_back({2, p * 5 + 1, 1, 1, 0});
+      break;
+    }
     case SoftmaxTier::strided: {
       // the longest axis the tile takes with a partial last round, and a
       // short one; columns past a whole tile

@@ -45,12 +45,35 @@ bool aligned_all(const Problem& p, int64_t bytes) {
   return aligned_to(p.x, bytes) && aligned_to(p.y, bytes) && (!p.dy || aligned_to(p.dy, bytes));
 }
 
+// The block and cluster tiers (row_slice.cuh): a row's aligned body in
+// 16-byte packs (pack_size elements), split evenly over cluster_size CTAs of
+// block_size threads holding cols_per_thread values each; the unaligned
+// head and tail (under a pack each) one element a thread.  Any length and
+// alignment; one cluster a row, so rows x cluster_size CTAs must fit a grid.
+struct SliceShape {
+  int64_t pack, per_thread, block, cluster;
+  int64_t capacity() const { return block * per_thread / pack; }  // packs a CTA holds
+  // body packs a CTA holds at most (an aligned row: no head)
+  int64_t packs_per_cta(const Problem& p) const { return (p.cols / pack + cluster - 1) / cluster; }
+};
+template <class Params>
+SliceShape slice_shape(const Params& q) {
+  return SliceShape{q.pack_size, q.cols_per_thread, q.block_size, q.cluster_size};
+}
+template <class Params>
+bool slice_supports(const Params& q, const Problem& p) {
+  if (p.inner != 1 || p.mask) return false;
+  const SliceShape sh = slice_shape(q);
+  return sh.packs_per_cta(p) <= sh.capacity() && p.rows <= INT32_MAX / sh.cluster;
+}
+
 // The two families' params structs are generated from the same tiers (the
 // backward family reuses the forward's), so one set of rules reads both.
 template <class Params, class Tier>
 bool supports_as(const VariantInfo& v, const Problem& p) {
   const Params& q = *static_cast<const Params*>(v.params);
   if (v.element != p.dtype) return false;
+  if (q.tier == Tier::block || q.tier == Tier::cluster) return slice_supports(q, p);
   const int64_t pack_bytes = int64_t{q.pack_size} * dtype_size(p.dtype);
   const bool strided = q.tier == Tier::strided || q.tier == Tier::strided_uncached;
   if (strided) {
@@ -79,8 +102,57 @@ bool supports_as(const VariantInfo& v, const Problem& p) {
     case Tier::strided_uncached:
     case Tier::generic:
       return true;
+    case Tier::block:
+    case Tier::cluster:
+      return false;  // slice_supports
   }
   return false;
+}
+
+// Rows past the warp tier (1024 values; 2048 for the forward's half types,
+// whose warp variants reach 98% of copy there) go to a block or a cluster: x read
+// once.  Among the shapes that hold the row (H100, kgen-bench --variants
+// over the full level, bench/NOTES.md slice v1):
+//  1. the fewest idle quarters of the CTA's capacity (a float32 variant
+//     holding 4x the row of 2048 ran at 18-50% of copy, one that fits at 99%);
+//  2. enough CTAs to give every SM one (32 float32 rows of 32768: 87% in
+//     clusters of 8, 83% in clusters of 2);
+//  3. one block of at most 512 threads (float32 16384: 96% against 92% in
+//     clusters), then clusters of at most 512 threads, then 1024 threads
+//     (float32 32768: 91% in a block of 1024, 81-91% in clusters; clusters
+//     of 1024 threads ran at 54-76%);
+//  4. values a thread near 32 in a block, 16 bytes x 8 in a cluster (bfloat16
+//     65536: 64 values 76%, 32 values 65%), 16 in the backward (y and dy);
+//     then the smallest block (float32 backward 32768: clusters of 128
+//     threads 98%, of 512 93%).
+// The half types' backward and log_softmax keep to one block: in clusters
+// the backward ran at 50-57% where the uncached tier reaches 84-88%
+// (bfloat16 32768), and log_softmax at 63-66% where the plain softmax
+// reaches 80-85% (float16 and bfloat16 32768 and 131072: 8 packs a thread
+// spill in the log mode under 64 registers, 4 packs ran at 52-55%).
+template <class Params>
+Score slice_heuristic(const Params& q, const Problem& p) {
+  const int size = dtype_size(p.dtype);
+  const SliceShape sh = slice_shape(q);
+  const bool bwd = backward(p);
+  if (size == 2 && sh.cluster > 1 && (bwd || p.log)) return Score::reject();
+  Score s;
+  const int64_t cap = sh.capacity(), per = sh.packs_per_cta(p);
+  s.key[1] = -((cap - per) * 4 / cap);
+  if (p.cols > (size == 2 && !bwd ? 2048 : 1024)) {
+    s.key[0] = 4;
+  } else {
+    // rows a warp variant could hold, when none fits (a misaligned float16
+    // row of 2048): below the smem tier (5039x2048 float16 one element in:
+    // 22.2 us in smem, 33 us in a block; H100 sweep)
+    s.key[0] = 2;
+    s.key[1] -= 100;
+  }
+  s.key[2] = std::min<int64_t>(8, p.rows * sh.cluster * 8 / std::max(1, p.device->sm_count));
+  s.key[3] = sh.cluster == 1 && sh.block <= 512 ? 2 : sh.block < 1024 ? 1 : 0;
+  const int64_t pref = bwd ? 16 : sh.cluster == 1 ? 32 : 128 / size;
+  s.key[4] = -std::abs(sh.per_thread - pref) * 64 - sh.block / 128;
+  return s;
 }
 
 template <class Params, class Tier>
@@ -137,6 +209,9 @@ Score heuristic_as(const VariantInfo& v, const Problem& p) {
       s.key[0] = 1;
       s.key[2] = q.block_size;
       return s;
+    case Tier::block:
+    case Tier::cluster:
+      return slice_heuristic(q, p);
     case Tier::strided: {
       // Above the row tiers when the dim is not the last (they cannot run
       // it); below the generic one when it is (a column a lane,

@@ -7,6 +7,7 @@
 
 #include "kgen/device/common.cuh"
 #include "kgen/device/reduce.cuh"
+#include "kgen/device/row_slice.cuh"
 #include "kgen/device/softmax_common.cuh"
 #include "kgen/device/softmax_load.cuh"
 #include "kgen/device/softmax_strided.cuh"
@@ -212,6 +213,68 @@ __global__ void __launch_bounds__(BLOCK)
   }
 }
 
+// ------------------------------------------------------- block and cluster tiers
+// A row in the registers of K CTAs (row_slice.cuh): x read once in 16-byte
+// packs at any length and alignment, each thread's running (max, sum of
+// exp) over its packs, one all-reduce of the pairs across the cluster, then
+// y from the registers.  The non-log mode takes exp twice an element (the
+// registers hold x as stored, half types two values a register) rather than
+// keeping float values.  K > 1 needs sm_90 (clusters); the kernel compiles
+// to nothing for older archs, where the runtime never selects it.
+template <class T, int V, int B, int K, bool LOG>
+__global__ void __launch_bounds__(B, rows::kSliceMinBlocks<B>) slice_kernel(const T* x, T* y, int64_t cols) {
+  if constexpr (K > 1 && !rows::kClusters) return;
+  using Cm = compute_t<T>;
+  constexpr int P = rows::kVec<T>;
+  const int rank = rows::cluster_rank<K>();
+  const int64_t row = blockIdx.x / K;
+  const T* xr = x + row * cols;
+  T* yr = y + row * cols;
+  const rows::Slice s = rows::slice_of<T, B, K>(xr, cols, rank);
+  rows::Raw v[V];
+#pragma unroll
+  for (int i = 0; i < V; ++i)
+    v[i] = s.has<B>(i) ? rows::load_raw(xr + s.col<B>(i, P), true) : rows::raw_fill(rows::raw_neg_inf<T>());
+  const Cm e = s.edge >= 0 ? to_compute(xr[s.edge]) : neg_inf<Cm>();
+  // (max, sum) a pack at a time: one conversion of each value in this pass
+  // (a max pass then a sum pass kept 64 converted float16 values live and
+  // spilled at 1024 threads)
+  Online<Cm> st{e, e == neg_inf<Cm>() ? Cm(0) : Cm(1)};
+#pragma unroll
+  for (int i = 0; i < V; ++i) {
+    Cm f[P];
+#pragma unroll
+    for (int j = 0; j < P; ++j) f[j] = rows::value<T>(v[i], j);
+    Cm m = st.m;
+#pragma unroll
+    for (int j = 0; j < P; ++j) m = MaxOp()(m, f[j]);
+    const Cm ms = Online<Cm>::safe(m);
+    Cm sum = 0;
+#pragma unroll
+    for (int j = 0; j < P; ++j) sum += kexp(f[j] - ms);
+    st.s = st.s * kexp(st.m - ms) + sum;
+    st.m = m;
+  }
+#pragma unroll
+  for (int i = 0; i < V; ++i) rows::keep_raw(v[i]);
+  st = rows::slice_all_reduce<B, K>(st, OnlineOp(), Online<Cm>::identity());
+  const Cm ls = LOG ? klog(st.s) : Cm(1) / st.s;
+  const bool vec_y = rows::congruent(x, y);
+#pragma unroll
+  for (int i = 0; i < V; ++i) {
+    if (!s.has<B>(i)) continue;
+    Cm o[P];
+#pragma unroll
+    for (int j = 0; j < P; ++j) {
+      const Cm d = rows::value<T>(v[i], j) - st.m;
+      o[j] = LOG ? d - ls : kexp(d) * ls;
+    }
+    rows::store_values(yr + s.col<B>(i, P), o, vec_y);
+  }
+  if (s.edge >= 0) yr[s.edge] = from_compute<T>(LOG ? (e - st.m) - ls : kexp(e - st.m) * ls);
+  if constexpr (K > 1) rows::cluster_wait();
+}
+
 // ------------------------------------------------------------ host launchers
 // Each row launcher runs its kernel with the problem's load (plain or
 // masked) and mode; the masked softmax has no log mode.
@@ -289,6 +352,18 @@ template <class T, int P, int BLOCK>
 cudaError_t launch_uncached(const void* problem, cudaStream_t stream) {
   return with_load<T, UncachedLaunch<P, BLOCK>::template With>(
       *static_cast<const kgen::softmax::Problem*>(problem), stream);
+}
+
+// A cluster (K CTAs) a row: rows x K CTAs (supports() keeps that within a
+// grid); the plain load only (the masked softmax keeps the other tiers).
+template <class T, int V, int B, int K>
+cudaError_t launch_slice(const void* problem, cudaStream_t stream) {
+  const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
+  const unsigned grid = static_cast<unsigned>(p.rows * K);
+  const T* x = static_cast<const T*>(p.x);
+  T* y = static_cast<T*>(p.y);
+  return p.log ? rows::launch_clusters<K, slice_kernel<T, V, B, K, true>>(*p.device, grid, B, stream, x, y, p.cols)
+               : rows::launch_clusters<K, slice_kernel<T, V, B, K, false>>(*p.device, grid, B, stream, x, y, p.cols);
 }
 
 // Pack 1: the uncached row kernel for the last dim, the strided two-pass

@@ -8,6 +8,7 @@
 
 #include "kgen/device/common.cuh"
 #include "kgen/device/reduce.cuh"
+#include "kgen/device/row_slice.cuh"
 #include "kgen/device/softmax_common.cuh"
 #include "kgen/device/softmax_strided.cuh"
 #include "softmax/problem.hpp"
@@ -174,6 +175,52 @@ __global__ void __launch_bounds__(BLOCK)
   }
 }
 
+// ------------------------------------------------------- block and cluster tiers
+// The forward's layout (row_slice.cuh) holding y and dy: both read once in
+// 16-byte packs laid out by y's alignment (dy and dx congruent to y mod 16
+// go in vectors, others element by element), one sum across the cluster.
+template <class T, int V, int B, int K, bool LOG>
+__global__ void __launch_bounds__(B, rows::kSliceMinBlocks<B>) slice_kernel(const T* y, const T* dy, T* dx, int64_t cols) {
+  if constexpr (K > 1 && !rows::kClusters) return;
+  using Cm = compute_t<T>;
+  constexpr int P = rows::kVec<T>;
+  const int rank = rows::cluster_rank<K>();
+  const int64_t off = blockIdx.x / K * cols;
+  const rows::Slice s = rows::slice_of<T, B, K>(y + off, cols, rank);
+  const bool vec_dy = rows::congruent(y, dy), vec_dx = rows::congruent(y, dx);
+  rows::Raw yv[V], gv[V];
+#pragma unroll
+  for (int i = 0; i < V; ++i) {
+    const bool has = s.has<B>(i);
+    const int64_t at = off + s.col<B>(i, P);
+    yv[i] = has ? rows::load_raw(y + at, true) : rows::raw_fill(T(0.0f));
+    gv[i] = has ? rows::load_raw(dy + at, vec_dy) : rows::raw_fill(T(0.0f));
+  }
+  const Cm ye = s.edge >= 0 ? to_compute(y[off + s.edge]) : Cm(0);
+  const Cm ge = s.edge >= 0 ? to_compute(dy[off + s.edge]) : Cm(0);
+  Cm sum = term<LOG>(ye, ge);
+#pragma unroll
+  for (int i = 0; i < V; ++i) {
+    Cm part = 0;
+#pragma unroll
+    for (int j = 0; j < P; ++j) part += term<LOG>(rows::value<T>(yv[i], j), rows::value<T>(gv[i], j));
+    sum += part;
+  }
+#pragma unroll
+  for (int i = 0; i < V; ++i) rows::keep_raw(yv[i]), rows::keep_raw(gv[i]);
+  sum = rows::slice_all_reduce<B, K>(sum, SumOp(), Cm(0));
+#pragma unroll
+  for (int i = 0; i < V; ++i) {
+    if (!s.has<B>(i)) continue;
+    Cm o[P];
+#pragma unroll
+    for (int j = 0; j < P; ++j) o[j] = grad<LOG>(rows::value<T>(yv[i], j), rows::value<T>(gv[i], j), sum);
+    rows::store_values(dx + off + s.col<B>(i, P), o, vec_dx);
+  }
+  if (s.edge >= 0) dx[off + s.edge] = from_compute<T>(grad<LOG>(ye, ge, sum));
+  if constexpr (K > 1) rows::cluster_wait();
+}
+
 // ------------------------------------------------------------ host launchers
 template <class T, int P, int C, int G, int R, bool PAD>
 cudaError_t launch_warp(const void* problem, cudaStream_t stream) {
@@ -223,6 +270,18 @@ cudaError_t launch_uncached(const void* problem, cudaStream_t stream) {
   else
     uncached_kernel<T, P, false, BLOCK><<<grid, BLOCK, 0, stream>>>(y, dy, dx, p.rows, p.cols);
   return cudaGetLastError();
+}
+
+template <class T, int V, int B, int K>
+cudaError_t launch_slice(const void* problem, cudaStream_t stream) {
+  const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
+  const unsigned grid = static_cast<unsigned>(p.rows * K);
+  const T* y = static_cast<const T*>(p.x);
+  const T* dy = static_cast<const T*>(p.dy);
+  T* dx = static_cast<T*>(p.y);
+  return p.log ? rows::launch_clusters<K, slice_kernel<T, V, B, K, true>>(*p.device, grid, B, stream, y, dy, dx, p.cols)
+               : rows::launch_clusters<K, slice_kernel<T, V, B, K, false>>(*p.device, grid, B, stream, y, dy, dx,
+                                                                          p.cols);
 }
 
 // Pack 1: the uncached row kernel for the last dim, the strided two-pass

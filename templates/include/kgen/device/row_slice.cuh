@@ -1,0 +1,287 @@
+// A row held in registers across the K CTAs of a thread-block cluster (K = 1:
+// one block), read once from memory: the skeleton of the forward's and the
+// backward's block and cluster tiers (softmax.cuh, softmax_backward.cuh).
+//
+// Layout: the row's aligned body (from its first 16-byte boundary) is cut
+// into 16-byte packs; CTA `rank` holds a contiguous run of them, thread t its
+// packs t, t + B, ... (V at most), as loaded (raw, so half types take half
+// the registers of float32).  The elements before the first boundary (the
+// head, fewer than a pack) sit one a thread in the first CTA's first
+// threads, the elements after the last whole pack (the tail) in the last
+// CTA's last threads.  So any row length and any element-aligned pointer
+// reads its body in 16-byte vectors; a tensor whose pointer is not
+// congruent to the row's (mod 16) goes through the same layout with element
+// accesses.
+//
+// Reductions: warp shuffles, the block's warps through shared memory, then
+// for K > 1 each CTA's partial read by every CTA through distributed shared
+// memory, all in a fixed order, so every CTA holds bitwise the same result
+// and reruns give the same bits.
+#pragma once
+
+#include <cooperative_groups.h>
+
+#include <cstring>
+#include <mutex>
+#include <type_traits>
+
+#include "kgen/device/common.cuh"
+#include "kgen/device/softmax_common.cuh"
+
+namespace kgen {
+namespace device {
+namespace rows {
+
+template <class T>
+constexpr int kVec = 16 / static_cast<int>(sizeof(T));
+
+// A 16-byte pack as loaded, in 32-bit words: half types keep two values a
+// register (held as 16-bit values, each took a register of its own, and
+// float16 slices of 8 packs a thread spilled under 1024 threads).
+struct Raw {
+  uint32_t w[4];
+};
+
+// Element j of a pack of T, in the compute type.
+template <class T>
+__device__ __forceinline__ compute_t<T> value(const Raw& r, int j) {
+  if constexpr (sizeof(T) == 2) {
+    const uint32_t bits = j % 2 ? r.w[j / 2] >> 16 : r.w[j / 2] & 0xFFFFu;
+    if constexpr (std::is_same<T, __half>::value) return __half2float(__ushort_as_half(static_cast<unsigned short>(bits)));
+    else return __uint_as_float(bits << 16);  // bfloat16: the high half of a float
+  } else if constexpr (sizeof(T) == 4) {
+    return __uint_as_float(r.w[j]);
+  } else {
+    return __hiloint2double(static_cast<int>(r.w[2 * j + 1]), static_cast<int>(r.w[2 * j]));
+  }
+}
+
+// Every element of a pack set to a value's bit pattern (e.g. -inf).
+template <class T>
+__device__ __forceinline__ Raw raw_fill(T v) {
+  Raw r;
+  uint32_t word[sizeof(T) < 4 ? 1 : sizeof(T) / 4];
+  if constexpr (sizeof(T) == 2) {
+    const uint32_t h = *reinterpret_cast<const unsigned short*>(&v);
+    word[0] = h | h << 16;
+  } else {
+    memcpy(word, &v, sizeof(T));
+  }
+  constexpr int kWords = sizeof(word) / 4;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) r.w[k] = word[k % kWords];
+  return r;
+}
+template <class T> __device__ __forceinline__ T raw_neg_inf() { return T(neg_inf<compute_t<T>>()); }
+template <> __device__ __forceinline__ __half raw_neg_inf<__half>() { return __ushort_as_half(0xFC00); }
+template <> __device__ __forceinline__ __nv_bfloat16 raw_neg_inf<__nv_bfloat16>() {
+  return __ushort_as_bfloat16(0xFF80);
+}
+
+// Keeps a pack in its raw form between passes, so that the conversions of
+// one pass are not kept live for the next.
+__device__ __forceinline__ void keep_raw(Raw& r) {
+#pragma unroll
+  for (int k = 0; k < 4; ++k) asm volatile("" : "+r"(r.w[k]));
+}
+
+// Blocks an SM must hold: at most 64 registers a thread.  Left to itself
+// ptxas gave the half types' log mode 128 (every value of 8 packs a thread
+// converted ahead of the output pass), half the residency of the plain
+// mode, and bfloat16 log_softmax rows of 65536 in clusters ran at 56% of
+// copy against 75% (H100).
+template <int B>
+constexpr int kSliceMinBlocks = 65536 / (B * 64) < 1 ? 1 : 65536 / (B * 64);
+
+// Where this thread's part of one row lies.
+struct Slice {
+  int head;       // elements before the row's first 16-byte boundary
+  int64_t first;  // this CTA's first pack of the aligned body
+  int64_t count;  // body packs this CTA holds
+  int64_t edge;   // the head or tail element this thread holds, or -1
+  // the column of this thread's pack i (valid when has(i))
+  template <int B>
+  __device__ __forceinline__ int64_t col(int i, int p) const {
+    return head + (first + i * B + threadIdx.x) * p;
+  }
+  template <int B>
+  __device__ __forceinline__ bool has(int i) const { return i * B + static_cast<int>(threadIdx.x) < count; }
+};
+
+// The slice of the row starting at `row` (cols elements) held by CTA `rank`
+// of K, B threads each.
+template <class T, int B, int K>
+__device__ __forceinline__ Slice slice_of(const T* row, int64_t cols, int rank) {
+  constexpr int P = kVec<T>;
+  const int mis = static_cast<int>(reinterpret_cast<uintptr_t>(row) % 16) / static_cast<int>(sizeof(T));
+  Slice s;
+  s.head = mis ? P - mis : 0;
+  if (s.head > cols) s.head = static_cast<int>(cols);
+  const int64_t body = (cols - s.head) / P;
+  const int tail = static_cast<int>(cols - s.head - body * P);
+  const int64_t per = (body + K - 1) / K;
+  s.first = rank * per;
+  s.count = body - s.first < per ? body - s.first : per;
+  if (s.count < 0) s.count = 0;
+  const int t = threadIdx.x;
+  s.edge = -1;
+  if (rank == 0 && t < s.head) s.edge = t;
+  if (rank == K - 1 && t >= B - tail) s.edge = cols - (B - t);
+  return s;
+}
+
+// A 16-byte pack at `p` (16-byte aligned when vec, else element aligned).
+template <class T>
+__device__ __forceinline__ Raw load_raw(const T* p, bool vec) {
+  Raw r;
+  if (vec) {
+    const uint4 u = *reinterpret_cast<const uint4*>(p);
+    r.w[0] = u.x, r.w[1] = u.y, r.w[2] = u.z, r.w[3] = u.w;
+    return r;
+  }
+  if constexpr (sizeof(T) == 2) {
+    const unsigned short* h = reinterpret_cast<const unsigned short*>(p);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) r.w[k] = uint32_t{h[2 * k]} | uint32_t{h[2 * k + 1]} << 16;
+  } else {
+    const uint32_t* u = reinterpret_cast<const uint32_t*>(p);  // 4-byte aligned
+#pragma unroll
+    for (int k = 0; k < 4; ++k) r.w[k] = u[k];
+  }
+  return r;
+}
+
+template <class T>
+__device__ __forceinline__ void store_values(T* p, const compute_t<T>* v, bool vec) {
+  if (vec) {
+    store_pack<T, kVec<T>>(p, v);
+    return;
+  }
+#pragma unroll
+  for (int j = 0; j < kVec<T>; ++j) p[j] = from_compute<T>(v[j]);
+}
+
+__device__ __forceinline__ bool congruent(const void* a, const void* b) {
+  return (reinterpret_cast<uintptr_t>(a) - reinterpret_cast<uintptr_t>(b)) % 16 == 0;
+}
+
+// Whether this compilation pass has thread-block clusters (sm_90 on; the
+// host pass says yes).  Kernels of K > 1 compile to nothing without them.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+constexpr bool kClusters = true;
+#else
+constexpr bool kClusters = false;
+#endif
+
+// This CTA's rank in its cluster (0 for K = 1).
+template <int K>
+__device__ __forceinline__ int cluster_rank() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if constexpr (K > 1) return static_cast<int>(cooperative_groups::this_cluster().block_rank());
+#endif
+  return 0;
+}
+
+// `v` of the CTA of rank `rank` in this cluster (distributed shared memory).
+template <class V>
+__device__ __forceinline__ V cluster_read(V* v, int rank) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  return *cooperative_groups::this_cluster().map_shared_rank(v, rank);
+#else
+  return *v;
+#endif
+}
+
+// Cluster barrier halves (sm_90): arrive releases this thread's writes,
+// wait acquires every arrived thread's.
+__device__ __forceinline__ void cluster_arrive() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void cluster_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#endif
+}
+
+template <class V, class Op>
+__device__ __forceinline__ V warp_all_reduce(V v, Op op) {
+#pragma unroll
+  for (int d = 16; d > 0; d /= 2) v = op(v, softmax::shfl_xor(v, d));
+  return v;
+}
+
+// All-reduce of v over the row's K x B threads.  Every thread of every CTA
+// of the cluster calls it once; for K > 1 the kernel calls cluster_wait()
+// before it exits (the other CTAs read this one's partial until they have
+// arrived at the second barrier this leaves open).
+template <int B, int K, class V, class Op>
+__device__ __forceinline__ V slice_all_reduce(V v, Op op, V identity) {
+  constexpr int kWarps = B / 32;
+  __shared__ V partial[kWarps];
+  __shared__ V mine;   // this CTA's, read by the cluster
+  __shared__ V total;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  v = warp_all_reduce(v, op);
+  if (lane == 0) partial[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    V w = lane < kWarps ? partial[lane] : identity;
+    w = warp_all_reduce(w, op);
+    if (lane == 0) (K == 1 ? total : mine) = w;
+  }
+  if constexpr (K > 1) {
+    cluster_arrive();
+    cluster_wait();
+    if (warp == 0) {
+      V c = identity;
+      if (lane < K) c = cluster_read(&mine, lane);
+      c = warp_all_reduce(c, op);
+      if (lane == 0) total = c;
+    }
+    cluster_arrive();  // this CTA is done reading the others' partials
+  }
+  __syncthreads();
+  return total;
+}
+
+// ------------------------------------------------------------ host helpers
+// Launches kernel<<<grid, B>>> as clusters of K CTAs (K = 1: a plain
+// launch).  Clusters of more than 8 CTAs are opted into once per kernel and
+// device.
+template <int K, auto Kernel, class... Args>
+cudaError_t launch_clusters(const DeviceInfo& d, unsigned grid, int block, cudaStream_t stream, Args... args) {
+  if constexpr (K == 1) {
+    Kernel<<<grid, block, 0, stream>>>(args...);
+    return cudaGetLastError();
+  } else {
+    if constexpr (K > 8) {
+      constexpr int kMaxDevices = 64;
+      static std::once_flag once[kMaxDevices];
+      static cudaError_t result[kMaxDevices];
+      if (d.ordinal < 0 || d.ordinal >= kMaxDevices) return cudaErrorInvalidDevice;
+      std::call_once(once[d.ordinal], [&] {
+        result[d.ordinal] = cudaFuncSetAttribute(Kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+      });
+      if (result[d.ordinal] != cudaSuccess) return result[d.ordinal];
+    }
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(grid);
+    config.blockDim = dim3(block);
+    config.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = K;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    config.attrs = attr;
+    config.numAttrs = 1;
+    const cudaError_t err = cudaLaunchKernelEx(&config, Kernel, args...);
+    return err != cudaSuccess ? err : cudaGetLastError();
+  }
+}
+
+}  // namespace rows
+}  // namespace device
+}  // namespace kgen
