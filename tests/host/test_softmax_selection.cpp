@@ -454,6 +454,9 @@ TEST_CASE("backward rows: float32 in blocks then clusters, half types in blocks 
   // and so does the half types' log_softmax
   CHECK(pick(KGEN_FLOAT16, 1000, 32768, 0, 0, h100(), true).p.tier != SoftmaxTier::cluster);
   CHECK(pick(KGEN_FLOAT32, 1000, 32768, 0, 0, h100(), true).p.tier == SoftmaxTier::cluster);
+  // unless the rows leave most SMs idle (one float16 row of 340885: 11 us in
+  // a cluster, 97 us a block a row; H100 sweep)
+  CHECK(pick(KGEN_FLOAT16, 1, 340885, 0, 0, h100(), true).p.tier == SoftmaxTier::cluster);
 }
 
 TEST_CASE("rows a warp variant could hold go to a block only below the smem tier", "[selection][default-set]") {
