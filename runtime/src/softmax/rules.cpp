@@ -114,7 +114,7 @@ bool supports_as(const VariantInfo& v, const Problem& p) {
 // once.  Among the shapes that hold the row (H100, kgen-bench --variants
 // over the full level, bench/NOTES.md slice v1):
 //  1. the fewest idle quarters of the CTA's capacity (a float32 variant
-//     holding 4x the row of 2048 ran at 18-50% of copy, one that fits at 99%);
+//     holding 4-16x the row of 2048 ran at 18-57% of copy, one that fits at 99%);
 //  2. enough CTAs to give every SM one (32 float32 rows of 32768: 87% in
 //     clusters of 8, 83% in clusters of 2);
 //  3. one block of at most 512 threads (float32 16384: 96% against 92% in
