@@ -16,6 +16,11 @@ Rows (inner == 1, the last dim): three tiers as in OneFlow's design:
            cluster (sm_90), the partial max and sum of each CTA read by the
            others through distributed shared memory: rows of up to
            cluster_size x block_size x cols_per_thread values read once.
+  split    few long rows: each row cut into chunks of 16-byte packs, a CTA
+           of `block_size` threads each, as many as fill the GPU; one
+           kernel leaves each chunk's max and sum in a workspace, a second
+           combines them and writes y (x read twice, the second time
+           backwards, from L2 where it still is).
 Strided (inner > 1, a middle dim, no transpose): a thread owns a pack of
 `pack_size` adjacent inner positions ("columns") and a share of the axis;
 `col_lanes` lanes of a warp cover adjacent packs (coalesced along inner), the
@@ -227,6 +232,12 @@ def slice_tiers(backward):
     )
 
 
+# The split tier: any block size; the runtime sizes the chunks.
+def split_tier():
+    return Tier(name="split", template="softmax_split.cu.j2",
+                params=(Param("pack_size", "p", lambda d: [max_pack(d)]), Param("block_size", "b", lambda d: BLOCKS)))
+
+
 # The backward family (softmax_backward.py) renders the same templates with
 # its own kernels (DEVICE_NS).
 TIERS = (
@@ -256,6 +267,7 @@ TIERS = (
         in_default=uncached_default,
     ),
     *slice_tiers(backward=False),
+    split_tier(),
     Tier(
         name="strided",
         template="softmax_strided.cu.j2",

@@ -75,7 +75,7 @@ inline BackwardCase backward_case(kgen_dtype_t d, int64_t outer, int64_t axis, i
 }
 
 // The tiers of the softmax and softmax_backward families (one parameter space).
-enum class Tier { warp, smem, uncached, block, cluster, strided, strided_uncached, generic };
+enum class Tier { warp, smem, uncached, block, cluster, split, strided, strided_uncached, generic };
 
 struct VariantFacts {
   const char* name;
@@ -86,7 +86,7 @@ struct VariantFacts {
   // row tiers run inner == 1 only; the strided ones and generic any inner
   bool row() const {
     return tier == Tier::warp || tier == Tier::smem || tier == Tier::uncached || tier == Tier::block ||
-           tier == Tier::cluster;
+           tier == Tier::cluster || tier == Tier::split;
   }
   // the longest row of a warp-tier variant
   int64_t warp_reach() const { return int64_t{cols_per_thread} * group_width; }
@@ -107,6 +107,7 @@ VariantFacts facts_of(const kgen::VariantInfo* v) {
     case T::uncached: tier = Tier::uncached; break;
     case T::block: tier = Tier::block; break;
     case T::cluster: tier = Tier::cluster; break;
+    case T::split: tier = Tier::split; break;
     case T::strided: tier = Tier::strided; break;
     case T::strided_uncached: tier = Tier::strided_uncached; break;
     case T::generic: tier = Tier::generic; break;

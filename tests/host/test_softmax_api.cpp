@@ -287,3 +287,29 @@ TEST_CASE("empty masked softmax problems are no-ops that need no pointers", "[va
                                           nullptr));
   CHECK(b.untouched());
 }
+
+TEST_CASE("the softmax workspace calls check their arguments like the others", "[validation][softmax_dim]") {
+  Buffers b;
+  size_t bytes = 7;
+  // the size query: a null output, bad extents and pointers named
+  expect_invalid(kgen_softmax_workspace_size(nullptr, 0, KGEN_FLOAT32, 2, 4, 1, b.x.data(), b.y.data(), nullptr),
+                 "workspace_bytes");
+  expect_invalid(kgen_softmax_workspace_size(nullptr, 0, KGEN_FLOAT32, 2, -4, 1, b.x.data(), b.y.data(), &bytes),
+                 "axis");
+  expect_invalid(kgen_softmax_backward_workspace_size(nullptr, 1, KGEN_FLOAT32, 2, 4, 1, b.y.data(), nullptr,
+                                                      b.x.data(), &bytes),
+                 "dy");
+  CHECK(bytes == 7);
+  // an empty problem needs none
+  expect_noop(kgen_softmax_workspace_size(nullptr, 1, KGEN_FLOAT16, 0, 4, 1, b.x.data(), b.y.data(), &bytes));
+  CHECK(bytes == 0);
+  // the calls that take one validate before they touch anything
+  void* ws = b.mask.data();
+  expect_invalid(kgen_softmax_dim_workspace(nullptr, 0, KGEN_FLOAT32, 2, 4, 1, b.x.data(), nullptr, ws, 64, nullptr),
+                 "y");
+  expect_invalid(kgen_softmax_backward_dim_workspace(nullptr, 0, KGEN_FLOAT32, 2, 4, 1, b.y.data(), b.dy.data(),
+                                                     b.y.data() + 1, ws, 64, nullptr),
+                 "dx");
+  expect_noop(kgen_softmax_dim_workspace(nullptr, 0, KGEN_FLOAT32, 2, 0, 0, b.x.data(), b.y.data(), ws, 64, nullptr));
+  CHECK(b.untouched());
+}

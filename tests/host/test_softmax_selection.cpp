@@ -97,7 +97,12 @@ TEST_CASE("longer rows go to a block, then a cluster, then the uncached tier", "
   CHECK(odd.p.tier == SoftmaxTier::cluster);
   CHECK(odd.p.pack_size == 8);
   // past a cluster of 16 x 1024 threads x 32 float32 values
-  CHECK(pick(KGEN_FLOAT32, 100, 1 << 20).p.tier == SoftmaxTier::uncached);
+  CHECK(pick(KGEN_FLOAT32, 1000, 1 << 20).p.tier == SoftmaxTier::uncached);
+  // at most half as many rows as SMs: each row over many CTAs
+  CHECK(pick(KGEN_FLOAT32, 60, 1 << 20).p.tier == SoftmaxTier::split);
+  CHECK(pick(KGEN_FLOAT16, 1, 3000001, 2, 2).p.tier == SoftmaxTier::split);
+  CHECK(pick(KGEN_FLOAT32, h100().sm_count / 2, 1 << 20).p.tier == SoftmaxTier::split);
+  CHECK(pick(KGEN_FLOAT32, h100().sm_count / 2 + 1, 1 << 20).p.tier == SoftmaxTier::uncached);
   CHECK(pick(KGEN_FLOAT32, 100, (1 << 19) - 3, 4).p.tier == SoftmaxTier::cluster);
   // few rows: clusters wide enough to give every SM a CTA (32 float32 rows
   // of 32768: 87% of copy in clusters of 8, 83% in clusters of 2; H100)
@@ -106,18 +111,19 @@ TEST_CASE("longer rows go to a block, then a cluster, then the uncached tier", "
   CHECK(32 * few.p.cluster_size >= h100().sm_count);
   // without clusters: rows past a block go to shared memory, then to the
   // uncached tier, just past what one block's shared memory holds (rows
-  // kept in their dtype)
+  // kept in their dtype); a few such rows to the split tier
   const kgen::DeviceInfo old = no_clusters();
   CHECK(pick(KGEN_FLOAT16, 1000, 32768, 0, 0, old).p.tier == SoftmaxTier::smem);  // 64 KB: opt-in
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_FLOAT64}) {
     const int64_t limit = (227 * 1024 - kgen::softmax::kSmemReserve) / elem(d);
-    CHECK(pick(d, 8, limit - limit % 8, 0, 0, old).p.tier == SoftmaxTier::smem);
-    CHECK(pick(d, 8, limit - limit % 8 + 8, 0, 0, old).p.tier == SoftmaxTier::uncached);
+    CHECK(pick(d, 200, limit - limit % 8, 0, 0, old).p.tier == SoftmaxTier::smem);
+    CHECK(pick(d, 200, limit - limit % 8 + 8, 0, 0, old).p.tier == SoftmaxTier::uncached);
+    CHECK(pick(d, 8, limit - limit % 8, 0, 0, old).p.tier == SoftmaxTier::split);
   }
   // a device with less shared memory moves the boundary
   kgen::DeviceInfo small = old;
   small.smem_per_block_optin = 48 * 1024;
-  CHECK(pick(KGEN_FLOAT32, 8, 20000, 0, 0, small).p.tier == SoftmaxTier::uncached);
+  CHECK(pick(KGEN_FLOAT32, 200, 20000, 0, 0, small).p.tier == SoftmaxTier::uncached);
 }
 
 // Masked rows (which the block and cluster tiers do not take) past the
@@ -246,6 +252,13 @@ TEST_CASE("supports() decides capability from extents and alignment", "[selectio
         kgen::softmax::Problem shifted = prob;
         shifted.x = addr(4);
         CHECK(v->supports(*v, &shifted) == fits);
+        continue;
+      }
+      if (p.tier == SoftmaxTier::split) {  // any row (last dim, no mask) and alignment
+        CHECK(v->supports(*v, &prob));
+        kgen::softmax::Problem shifted = prob;
+        shifted.x = addr(4);
+        CHECK(v->supports(*v, &shifted));
         continue;
       }
       bool expected = cols % p.pack_size == 0;
@@ -401,8 +414,8 @@ TEST_CASE("backward rows keep y and dy in shared memory: half the reach of the f
   kgen::DeviceInfo dev = no_clusters();
   // 40000 float32: 160 KB, one copy fits a block's shared memory, two do
   // not (past a block's registers; no clusters on this device)
-  kgen::softmax::Problem fwd = dim_problem(KGEN_FLOAT32, 64, 40000, 1, false, dev);
-  kgen::softmax::Problem bwd = dim_problem(KGEN_FLOAT32, 64, 40000, 1, true, dev);
+  kgen::softmax::Problem fwd = dim_problem(KGEN_FLOAT32, 200, 40000, 1, false, dev);
+  kgen::softmax::Problem bwd = dim_problem(KGEN_FLOAT32, 200, 40000, 1, true, dev);
   auto f = kgen::select_variant(kgen::Family::softmax, KGEN_FLOAT32, dev, &fwd, &kgen::softmax::heuristic);
   auto b = kgen::select_variant(kgen::Family::softmax_backward, KGEN_FLOAT32, dev, &bwd, &kgen::softmax::heuristic);
   REQUIRE(f.variant != nullptr);
@@ -411,7 +424,7 @@ TEST_CASE("backward rows keep y and dy in shared memory: half the reach of the f
   CHECK(params_of<SoftmaxParams>(b.variant).tier == SoftmaxTier::uncached);
   CHECK(std::string(b.variant->name).rfind("softmax_backward_", 0) == 0);
   // 12000 float32: both fit (past the backward's blocks of 512 x 16 values)
-  kgen::softmax::Problem bwd8k = dim_problem(KGEN_FLOAT32, 64, 12000, 1, true, dev);
+  kgen::softmax::Problem bwd8k = dim_problem(KGEN_FLOAT32, 200, 12000, 1, true, dev);
   b = kgen::select_variant(kgen::Family::softmax_backward, KGEN_FLOAT32, dev, &bwd8k, &kgen::softmax::heuristic);
   REQUIRE(b.variant != nullptr);
   CHECK(params_of<SoftmaxParams>(b.variant).tier == SoftmaxTier::smem);

@@ -270,6 +270,13 @@ std::vector<SoftmaxSpec> softmax_specs(const SoftmaxKnobs& k, bool backward, int
       specs.push_back({2, p * 5 + 1, 1, 1, 0});
       break;
     }
+    case SoftmaxTier::split:
+      // rows cut into chunks: two odd rows (the second starts off a 16-byte
+      // boundary: head, packs, tail), and rows shorter than a pack a thread
+      // (one chunk)
+      specs.push_back({2, p * (4 * k.block) + 7, 1, 1, 0});
+      specs.push_back({3, 37, 1, 0, 0});
+      break;
     case SoftmaxTier::strided: {
       // the longest axis the tile takes with a partial last round, and a
       // short one; columns past a whole tile

@@ -88,6 +88,26 @@ KGEN_API kgen_status_t kgen_softmax_dim_selected(int log, kgen_dtype_t dtype, in
                                                  int64_t axis, int64_t inner, const void* x,
                                                  const void* y, const char** variant);
 
+/* Few rows (fewer than the GPU has SMs) of many columns are split across
+ * many CTAs, which needs a workspace (16 bytes a CTA: a few KB): the calls
+ * above take it stream-ordered from a memory pool of the library's own on
+ * the device (cudaMallocFromPoolAsync; it keeps up to 64 MiB between calls)
+ * and free it on the stream.  To give one instead: the size for these
+ * arguments (0 when the variant, chosen as kgen_softmax_dim_variant does,
+ * needs none; reads x and y only for their alignment, asks CUDA nothing
+ * about them, takes no stream), then the call with workspace_bytes device
+ * bytes (any content, 16-byte aligned, apart from x and y; NULL: allocated
+ * as above).  A workspace smaller than the variant needs is an error naming
+ * it. */
+KGEN_API kgen_status_t kgen_softmax_workspace_size(const char* variant, int log, kgen_dtype_t dtype,
+                                                   int64_t outer, int64_t axis, int64_t inner,
+                                                   const void* x, const void* y,
+                                                   size_t* workspace_bytes);
+KGEN_API kgen_status_t kgen_softmax_dim_workspace(const char* variant, int log, kgen_dtype_t dtype,
+                                                  int64_t outer, int64_t axis, int64_t inner,
+                                                  const void* x, void* y, void* workspace,
+                                                  size_t workspace_bytes, kgen_stream_t stream);
+
 /* Backward, from the forward's output y and the gradient dy of the loss with
  * respect to y:
  *   softmax:     dx = (dy - sum(y * dy)) * y
@@ -113,6 +133,20 @@ KGEN_API kgen_status_t kgen_softmax_backward_selected(int log, kgen_dtype_t dtyp
                                                       int64_t axis, int64_t inner, const void* y,
                                                       const void* dy, const void* dx,
                                                       const char** variant);
+/* The backward's workspace, as kgen_softmax_workspace_size and
+ * kgen_softmax_dim_workspace give the forward's (apart from y, dy and dx). */
+KGEN_API kgen_status_t kgen_softmax_backward_workspace_size(const char* variant, int log,
+                                                            kgen_dtype_t dtype, int64_t outer,
+                                                            int64_t axis, int64_t inner,
+                                                            const void* y, const void* dy,
+                                                            const void* dx,
+                                                            size_t* workspace_bytes);
+KGEN_API kgen_status_t kgen_softmax_backward_dim_workspace(const char* variant, int log,
+                                                           kgen_dtype_t dtype, int64_t outer,
+                                                           int64_t axis, int64_t inner,
+                                                           const void* y, const void* dy, void* dx,
+                                                           void* workspace, size_t workspace_bytes,
+                                                           kgen_stream_t stream);
 
 /* Scale and mask fused on load, as attention uses:
  *   y = softmax(scale * x + mask)
@@ -176,7 +210,8 @@ typedef enum kgen_reduce_op {
  * 0 for sum and NaN for mean, and is an error for the others; outer == 0 or
  * inner == 0 is a no-op.  Results are bitwise the same on every run.
  * Few long rows are split across blocks, which needs a workspace: this call
- * takes it from the stream-ordered allocator (cudaMallocAsync) when needed;
+ * takes it stream-ordered from the library's memory pool (as kgen_softmax)
+ * when needed;
  * kgen_reduce_variant takes one from the caller instead. */
 KGEN_API kgen_status_t kgen_reduce(kgen_reduce_op_t op, kgen_dtype_t dtype, int64_t outer,
                                    int64_t reduce, int64_t inner, const void* x, void* out,

@@ -7,6 +7,7 @@
 #include "reduce/problem.hpp"
 #include "registry.hpp"
 #include "validate.hpp"
+#include "workspace.hpp"
 
 namespace kgen {
 namespace reduce {
@@ -113,7 +114,7 @@ kgen_status_t run(const char* variant, kgen_reduce_op_t op, kgen_dtype_t dtype, 
                               static_cast<int64_t>(plan.bytes), "out", "workspace"));
       if (!capturing) KGEN_TRY(check_device_pointer(workspace, *p.device, "workspace"));
     } else {
-      cudaError_t err = cudaMallocAsync(&workspace, plan.bytes, stream);
+      cudaError_t err = allocate_workspace(*p.device, plan.bytes, stream, &workspace);
       if (err != cudaSuccess) return cuda_failure("allocating the workspace of", v, err);
       owned = true;
     }
@@ -121,7 +122,7 @@ kgen_status_t run(const char* variant, kgen_reduce_op_t op, kgen_dtype_t dtype, 
     p.workspace_bytes = plan.bytes;
   }
   const cudaError_t err = v->launch(&p, stream);
-  const cudaError_t freed = owned ? cudaFreeAsync(workspace, stream) : cudaSuccess;
+  const cudaError_t freed = owned ? free_workspace(workspace, stream) : cudaSuccess;
   if (err != cudaSuccess) return cuda_failure("launching", v, err);
   if (freed != cudaSuccess) return cuda_failure("freeing the workspace of", v, freed);
   return succeed();

@@ -34,6 +34,7 @@ struct Problem {
   int64_t inner = 1;      // > 1: the softmax dim is not the last (strided tiers)
   const void* dy = nullptr;    // backward only: the gradient of y
   const Mask* mask = nullptr;  // forward, inner == 1 only
+  void* workspace = nullptr;   // split tier: workspace_bytes(variant, problem) bytes
 };
 
 inline bool backward(const Problem& p) { return p.dy != nullptr; }
@@ -88,7 +89,27 @@ inline int strided_warps(const Problem& p, int col_lanes, int axis_per_thread) {
   return static_cast<int>((p.cols + per - 1) / per);
 }
 
+// The split tier: a row cut into this many chunks of 16-byte packs, a CTA
+// each, so that the rows fill one wave of `block`-thread CTAs, with at
+// least a pack a thread.  Each CTA leaves a partial of at most
+// kSplitPartialBytes (the forward's (max, sum), the backward's sum) in the
+// workspace.
+constexpr int64_t kSplitPartialBytes = 16;
+inline int64_t split_parts(const Problem& p, int block, int elem_size) {
+  const DeviceInfo& d = *p.device;
+  const int64_t resident = int64_t{d.sm_count} * (d.max_threads_per_sm / block);
+  const int64_t most = p.cols * elem_size / 16 / block;
+  int64_t parts = (resident + p.rows - 1) / p.rows;
+  if (parts > most) parts = most;
+  return parts < 1 ? 1 : parts;
+}
+inline int64_t split_workspace_bytes(const Problem& p, int block, int elem_size) {
+  return p.rows * split_parts(p, block, elem_size) * kSplitPartialBytes;
+}
+
 bool supports(const VariantInfo& v, const void* problem);
+// Device bytes variant v needs as workspace for p (0 for all but the split tier).
+int64_t workspace_bytes(const VariantInfo& v, const Problem& p);
 bool supports_backward(const VariantInfo& v, const void* problem);
 Score heuristic(const VariantInfo& v, const void* problem);
 // The tuning bucket of a problem (runtime/src/tuning/bucket.hpp).

@@ -74,6 +74,8 @@ bool supports_as(const VariantInfo& v, const Problem& p) {
   const Params& q = *static_cast<const Params*>(v.params);
   if (v.element != p.dtype) return false;
   if (q.tier == Tier::block || q.tier == Tier::cluster) return slice_supports(q, p);
+  if (q.tier == Tier::split)
+    return p.inner == 1 && !p.mask && p.rows * split_parts(p, q.block_size, dtype_size(p.dtype)) <= INT32_MAX;
   const int64_t pack_bytes = int64_t{q.pack_size} * dtype_size(p.dtype);
   const bool strided = q.tier == Tier::strided || q.tier == Tier::strided_uncached;
   if (strided) {
@@ -104,7 +106,8 @@ bool supports_as(const VariantInfo& v, const Problem& p) {
       return true;
     case Tier::block:
     case Tier::cluster:
-      return false;  // slice_supports
+    case Tier::split:
+      return false;  // above
   }
   return false;
 }
@@ -155,6 +158,24 @@ Score slice_heuristic(const Params& q, const Problem& p) {
   s.key[3] = sh.cluster == 1 && sh.block <= 512 ? 2 : sh.block < 1024 ? 1 : 0;
   const int64_t pref = bwd ? 16 : sh.cluster == 1 ? 32 : 128 / size;
   s.key[4] = -std::abs(sh.per_thread - pref) * 64 - sh.block / 128;
+  return s;
+}
+
+// Rows that leave most SMs idle in a block a row (at most half as many rows
+// as SMs) and that no block or cluster holds: above the uncached tier, and
+// under a quarter of the SMs above the smem tier too.  H100, kgen-bench
+// --variants (bench/NOTES.md split v1): one float32 row of 4M in 30 us
+// (the uncached tier takes a block a row: 4% of the GPU); 128 bfloat16
+// backward rows of 65536 in 79 us against 38 us uncached.  x is read twice
+// (59-65% of copy at 64 MiB against the ceiling of 67%).
+template <class Params>
+Score split_heuristic(const Params& q, const Problem& p) {
+  const int sms = p.device->sm_count;
+  if (p.rows * 2 > sms || split_parts(p, q.block_size, dtype_size(p.dtype)) < 2) return Score::reject();
+  Score s;
+  s.key[0] = p.rows * 4 <= sms ? 2 : 1;
+  s.key[1] = 1000;
+  s.key[2] = -std::abs(q.block_size - 512);
   return s;
 }
 
@@ -215,6 +236,8 @@ Score heuristic_as(const VariantInfo& v, const Problem& p) {
     case Tier::block:
     case Tier::cluster:
       return slice_heuristic(q, p);
+    case Tier::split:
+      return split_heuristic(q, p);
     case Tier::strided: {
       // Above the row tiers when the dim is not the last (they cannot run
       // it); below the generic one when it is (a column a lane,
@@ -264,6 +287,12 @@ Score heuristic_as(const VariantInfo& v, const Problem& p) {
   return Score::reject();
 }
 
+template <class Params, class Tier>
+int64_t workspace_as(const VariantInfo& v, const Problem& p) {
+  const Params& q = *static_cast<const Params*>(v.params);
+  return q.tier == Tier::split ? split_workspace_bytes(p, q.block_size, dtype_size(p.dtype)) : 0;
+}
+
 }  // namespace
 
 bool supports(const VariantInfo& v, const void* problem) {
@@ -280,6 +309,12 @@ Score heuristic(const VariantInfo& v, const void* problem) {
   if (v.family == Family::softmax_backward)
     return heuristic_as<gen::SoftmaxBackwardParams, gen::SoftmaxBackwardTier>(v, p);
   return heuristic_as<gen::SoftmaxParams, gen::SoftmaxTier>(v, p);
+}
+
+int64_t workspace_bytes(const VariantInfo& v, const Problem& p) {
+  if (v.family == Family::softmax_backward)
+    return workspace_as<gen::SoftmaxBackwardParams, gen::SoftmaxBackwardTier>(v, p);
+  return workspace_as<gen::SoftmaxParams, gen::SoftmaxTier>(v, p);
 }
 
 // The warp tier's row capacities (32 lanes x cols_per_thread, narrower lane

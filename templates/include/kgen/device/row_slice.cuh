@@ -106,12 +106,14 @@ struct Slice {
   }
   template <int B>
   __device__ __forceinline__ bool has(int i) const { return i * B + static_cast<int>(threadIdx.x) < count; }
+  // the column of this CTA's pack k (k < count)
+  __device__ __forceinline__ int64_t at(int64_t k, int p) const { return head + (first + k) * p; }
 };
 
 // The slice of the row starting at `row` (cols elements) held by CTA `rank`
-// of K, B threads each.
-template <class T, int B, int K>
-__device__ __forceinline__ Slice slice_of(const T* row, int64_t cols, int rank) {
+// of `parts`, B threads each.
+template <class T, int B>
+__device__ __forceinline__ Slice slice_of(const T* row, int64_t cols, int rank, int64_t parts) {
   constexpr int P = kVec<T>;
   const int mis = static_cast<int>(reinterpret_cast<uintptr_t>(row) % 16) / static_cast<int>(sizeof(T));
   Slice s;
@@ -119,15 +121,35 @@ __device__ __forceinline__ Slice slice_of(const T* row, int64_t cols, int rank) 
   if (s.head > cols) s.head = static_cast<int>(cols);
   const int64_t body = (cols - s.head) / P;
   const int tail = static_cast<int>(cols - s.head - body * P);
-  const int64_t per = (body + K - 1) / K;
+  const int64_t per = (body + parts - 1) / parts;
   s.first = rank * per;
   s.count = body - s.first < per ? body - s.first : per;
   if (s.count < 0) s.count = 0;
   const int t = threadIdx.x;
   s.edge = -1;
   if (rank == 0 && t < s.head) s.edge = t;
-  if (rank == K - 1 && t >= B - tail) s.edge = cols - (B - t);
+  if (rank == parts - 1 && t >= B - tail) s.edge = cols - (B - t);
   return s;
+}
+
+// Streams this thread's packs k = t, t + B, ... < count of a slice, U
+// loads in flight: load(k) for U packs, then use(item, k) for each, from the
+// first round to the last or (REVERSE) from the last to the first.
+template <int B, int U, bool REVERSE, class Load, class Use>
+__device__ __forceinline__ void stream_packs(int64_t count, Load load, Use use) {
+  using Item = decltype(load(int64_t{0}));
+  constexpr int64_t kRound = int64_t{B} * U;
+  const int64_t rounds = (count + kRound - 1) / kRound;
+  for (int64_t r0 = 0; r0 < rounds; ++r0) {
+    const int64_t base = (REVERSE ? rounds - 1 - r0 : r0) * kRound + threadIdx.x;
+    Item item[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (base + u * B < count) item[u] = load(base + u * B);
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (base + u * B < count) use(item[u], base + u * B);
+  }
 }
 
 // A 16-byte pack at `p` (16-byte aligned when vec, else element aligned).

@@ -214,6 +214,38 @@ __global__ void __launch_bounds__(BLOCK)
 }
 
 // ------------------------------------------------------- block and cluster tiers
+// The running (max, sum) of the block, cluster and split tiers: from a
+// thread's head or tail element (-inf when it has none), then a 16-byte pack
+// at a time, one conversion of each value (a max pass then a sum pass kept
+// 64 converted float16 values live and spilled at 1024 threads).
+template <class C>
+__device__ __forceinline__ Online<C> online_start(C edge) {
+  return Online<C>{edge, edge == neg_inf<C>() ? C(0) : C(1)};
+}
+template <class T>
+__device__ __forceinline__ void online_add_pack(Online<compute_t<T>>& st, const rows::Raw& v) {
+  using Cm = compute_t<T>;
+  constexpr int P = rows::kVec<T>;
+  Cm f[P];
+#pragma unroll
+  for (int j = 0; j < P; ++j) f[j] = rows::value<T>(v, j);
+  Cm m = st.m;
+#pragma unroll
+  for (int j = 0; j < P; ++j) m = MaxOp()(m, f[j]);
+  const Cm ms = Online<Cm>::safe(m);
+  Cm sum = 0;
+#pragma unroll
+  for (int j = 0; j < P; ++j) sum += kexp(f[j] - ms);
+  st.s = st.s * kexp(st.m - ms) + sum;
+  st.m = m;
+}
+// y of one value from the row's max and ls (log sum, or 1 / sum)
+template <bool LOG, class C>
+__device__ __forceinline__ C softmax_of(C v, C mx, C ls) {
+  const C d = v - mx;
+  return LOG ? d - ls : kexp(d) * ls;
+}
+
 // A row in the registers of K CTAs (row_slice.cuh): x read once in 16-byte
 // packs at any length and alignment, each thread's running (max, sum of
 // exp) over its packs, one all-reduce of the pairs across the cluster, then
@@ -230,31 +262,15 @@ __global__ void __launch_bounds__(B, rows::kSliceMinBlocks<B>) slice_kernel(cons
   const int64_t row = blockIdx.x / K;
   const T* xr = x + row * cols;
   T* yr = y + row * cols;
-  const rows::Slice s = rows::slice_of<T, B, K>(xr, cols, rank);
+  const rows::Slice s = rows::slice_of<T, B>(xr, cols, rank, K);
   rows::Raw v[V];
 #pragma unroll
   for (int i = 0; i < V; ++i)
     v[i] = s.has<B>(i) ? rows::load_raw(xr + s.col<B>(i, P), true) : rows::raw_fill(rows::raw_neg_inf<T>());
   const Cm e = s.edge >= 0 ? to_compute(xr[s.edge]) : neg_inf<Cm>();
-  // (max, sum) a pack at a time: one conversion of each value in this pass
-  // (a max pass then a sum pass kept 64 converted float16 values live and
-  // spilled at 1024 threads)
-  Online<Cm> st{e, e == neg_inf<Cm>() ? Cm(0) : Cm(1)};
+  Online<Cm> st = online_start(e);
 #pragma unroll
-  for (int i = 0; i < V; ++i) {
-    Cm f[P];
-#pragma unroll
-    for (int j = 0; j < P; ++j) f[j] = rows::value<T>(v[i], j);
-    Cm m = st.m;
-#pragma unroll
-    for (int j = 0; j < P; ++j) m = MaxOp()(m, f[j]);
-    const Cm ms = Online<Cm>::safe(m);
-    Cm sum = 0;
-#pragma unroll
-    for (int j = 0; j < P; ++j) sum += kexp(f[j] - ms);
-    st.s = st.s * kexp(st.m - ms) + sum;
-    st.m = m;
-  }
+  for (int i = 0; i < V; ++i) online_add_pack<T>(st, v[i]);
 #pragma unroll
   for (int i = 0; i < V; ++i) rows::keep_raw(v[i]);
   st = rows::slice_all_reduce<B, K>(st, OnlineOp(), Online<Cm>::identity());
@@ -265,14 +281,59 @@ __global__ void __launch_bounds__(B, rows::kSliceMinBlocks<B>) slice_kernel(cons
     if (!s.has<B>(i)) continue;
     Cm o[P];
 #pragma unroll
-    for (int j = 0; j < P; ++j) {
-      const Cm d = rows::value<T>(v[i], j) - st.m;
-      o[j] = LOG ? d - ls : kexp(d) * ls;
-    }
+    for (int j = 0; j < P; ++j) o[j] = softmax_of<LOG>(rows::value<T>(v[i], j), st.m, ls);
     rows::store_values(yr + s.col<B>(i, P), o, vec_y);
   }
-  if (s.edge >= 0) yr[s.edge] = from_compute<T>(LOG ? (e - st.m) - ls : kexp(e - st.m) * ls);
+  if (s.edge >= 0) yr[s.edge] = from_compute<T>(softmax_of<LOG>(e, st.m, ls));
   if constexpr (K > 1) rows::cluster_wait();
+}
+
+// --------------------------------------------------------------- split tier
+// Rows too long for a cluster, or too few to fill the GPU: each row cut into
+// `parts` chunks of its 16-byte packs (row_slice.cuh's layout, a CTA a
+// chunk), in two kernels.  The first streams x and leaves each CTA's
+// (max, sum) in the workspace; the second combines its row's partials in a
+// fixed order (every CTA of the row gets the same bits, and so does every
+// run), streams x again and writes y.  The second runs its CTAs, and each
+// thread its packs, in reverse order: it starts on what the first read
+// last, still in L2.
+template <class T, int B, int U>
+__global__ void __launch_bounds__(B, kSplitMinBlocks<T, B>)
+    split_partial_kernel(const T* x, int64_t cols, int64_t parts, Online<compute_t<T>>* partial) {
+  constexpr int P = rows::kVec<T>;
+  const T* xr = x + blockIdx.x / parts * cols;
+  const rows::Slice s = rows::slice_of<T, B>(xr, cols, static_cast<int>(blockIdx.x % parts), parts);
+  Online<compute_t<T>> st = online_start(s.edge >= 0 ? to_compute(xr[s.edge]) : neg_inf<compute_t<T>>());
+  rows::stream_packs<B, U, false>(
+      s.count, [&](int64_t k) { return rows::load_raw(xr + s.at(k, P), true); },
+      [&](const rows::Raw& v, int64_t) { online_add_pack<T>(st, v); });
+  st = block_all_reduce_online<B>(st);
+  if (threadIdx.x == 0) partial[blockIdx.x] = st;
+}
+
+template <class T, int B, int U, bool LOG>
+__global__ void __launch_bounds__(B, kSplitMinBlocks<T, B>)
+    split_apply_kernel(const T* x, T* y, int64_t cols, int64_t parts, const Online<compute_t<T>>* partial) {
+  using Cm = compute_t<T>;
+  constexpr int P = rows::kVec<T>;
+  const int64_t cta = gridDim.x - 1 - blockIdx.x, row = cta / parts;
+  Online<Cm> st = Online<Cm>::identity();
+  for (int64_t g = threadIdx.x; g < parts; g += B) st = Online<Cm>::merge(st, partial[row * parts + g]);
+  st = block_all_reduce_online<B>(st);
+  const Cm ls = LOG ? klog(st.s) : Cm(1) / st.s;
+  const T* xr = x + row * cols;
+  T* yr = y + row * cols;
+  const rows::Slice s = rows::slice_of<T, B>(xr, cols, static_cast<int>(cta % parts), parts);
+  const bool vec_y = rows::congruent(x, y);
+  rows::stream_packs<B, U, true>(
+      s.count, [&](int64_t k) { return rows::load_raw(xr + s.at(k, P), true); },
+      [&](const rows::Raw& v, int64_t k) {
+        Cm o[P];
+#pragma unroll
+        for (int j = 0; j < P; ++j) o[j] = softmax_of<LOG>(rows::value<T>(v, j), st.m, ls);
+        rows::store_values(yr + s.at(k, P), o, vec_y);
+      });
+  if (s.edge >= 0) yr[s.edge] = from_compute<T>(softmax_of<LOG>(to_compute(xr[s.edge]), st.m, ls));
 }
 
 // ------------------------------------------------------------ host launchers
@@ -364,6 +425,26 @@ cudaError_t launch_slice(const void* problem, cudaStream_t stream) {
   T* y = static_cast<T*>(p.y);
   return p.log ? rows::launch_clusters<K, slice_kernel<T, V, B, K, true>>(*p.device, grid, B, stream, x, y, p.cols)
                : rows::launch_clusters<K, slice_kernel<T, V, B, K, false>>(*p.device, grid, B, stream, x, y, p.cols);
+}
+
+// Two kernels, rows x parts CTAs each (split_parts); the workspace holds
+// their (max, sum) partials.
+template <class T, int B>
+cudaError_t launch_split(const void* problem, cudaStream_t stream) {
+  const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
+  const int64_t parts = kgen::softmax::split_parts(p, B, sizeof(T));
+  const unsigned grid = static_cast<unsigned>(p.rows * parts);
+  const T* x = static_cast<const T*>(p.x);
+  T* y = static_cast<T*>(p.y);
+  auto* partial = static_cast<Online<compute_t<T>>*>(p.workspace);
+  split_partial_kernel<T, B, kSplitLoads><<<grid, B, 0, stream>>>(x, p.cols, parts, partial);
+  const cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess) return err;
+  if (p.log)
+    split_apply_kernel<T, B, kSplitLoads, true><<<grid, B, 0, stream>>>(x, y, p.cols, parts, partial);
+  else
+    split_apply_kernel<T, B, kSplitLoads, false><<<grid, B, 0, stream>>>(x, y, p.cols, parts, partial);
+  return cudaGetLastError();
 }
 
 // Pack 1: the uncached row kernel for the last dim, the strided two-pass

@@ -21,6 +21,7 @@ using softmax::ceil_div;
 using softmax::grid_for;
 using softmax::kBatchPacks;
 using softmax::kMinBlocks;
+using softmax::kSplitMinBlocks;
 
 using softmax::grad;
 using softmax::term;
@@ -186,7 +187,7 @@ __global__ void __launch_bounds__(B, rows::kSliceMinBlocks<B>) slice_kernel(cons
   constexpr int P = rows::kVec<T>;
   const int rank = rows::cluster_rank<K>();
   const int64_t off = blockIdx.x / K * cols;
-  const rows::Slice s = rows::slice_of<T, B, K>(y + off, cols, rank);
+  const rows::Slice s = rows::slice_of<T, B>(y + off, cols, rank, K);
   const bool vec_dy = rows::congruent(y, dy), vec_dx = rows::congruent(y, dx);
   rows::Raw yv[V], gv[V];
 #pragma unroll
@@ -219,6 +220,70 @@ __global__ void __launch_bounds__(B, rows::kSliceMinBlocks<B>) slice_kernel(cons
   }
   if (s.edge >= 0) dx[off + s.edge] = from_compute<T>(grad<LOG>(ye, ge, sum));
   if constexpr (K > 1) rows::cluster_wait();
+}
+
+// --------------------------------------------------------------- split tier
+// The forward's split tier (softmax.cuh) over y and dy: the first kernel
+// leaves each CTA's partial sum of the term in the workspace, the second
+// adds its row's partials in a fixed order and writes dx, CTAs and packs
+// in reverse order.
+struct RawPair {
+  rows::Raw y, dy;
+};
+
+template <class T, bool LOG>
+__device__ __forceinline__ compute_t<T> term_of_pack(const RawPair& v) {
+  compute_t<T> part = 0;
+#pragma unroll
+  for (int j = 0; j < rows::kVec<T>; ++j) part += term<LOG>(rows::value<T>(v.y, j), rows::value<T>(v.dy, j));
+  return part;
+}
+
+template <class T, int B, int U, bool LOG>
+__global__ void __launch_bounds__(B, kSplitMinBlocks<T, B>)
+    split_partial_kernel(const T* y, const T* dy, int64_t cols, int64_t parts, compute_t<T>* partial) {
+  using Cm = compute_t<T>;
+  constexpr int P = rows::kVec<T>;
+  const int64_t off = blockIdx.x / parts * cols;
+  const rows::Slice s = rows::slice_of<T, B>(y + off, cols, static_cast<int>(blockIdx.x % parts), parts);
+  const bool vec_dy = rows::congruent(y, dy);
+  Cm sum = s.edge >= 0 ? term<LOG>(to_compute(y[off + s.edge]), to_compute(dy[off + s.edge])) : Cm(0);
+  rows::stream_packs<B, U, false>(
+      s.count,
+      [&](int64_t k) {
+        const int64_t at = off + s.at(k, P);
+        return RawPair{rows::load_raw(y + at, true), rows::load_raw(dy + at, vec_dy)};
+      },
+      [&](const RawPair& v, int64_t) { sum += term_of_pack<T, LOG>(v); });
+  sum = block_all_reduce<B>(sum, SumOp(), Cm(0));
+  if (threadIdx.x == 0) partial[blockIdx.x] = sum;
+}
+
+template <class T, int B, int U, bool LOG>
+__global__ void __launch_bounds__(B, kSplitMinBlocks<T, B>)
+    split_apply_kernel(const T* y, const T* dy, T* dx, int64_t cols, int64_t parts, const compute_t<T>* partial) {
+  using Cm = compute_t<T>;
+  constexpr int P = rows::kVec<T>;
+  const int64_t cta = gridDim.x - 1 - blockIdx.x, row = cta / parts, off = row * cols;
+  Cm sum = 0;
+  for (int64_t g = threadIdx.x; g < parts; g += B) sum += partial[row * parts + g];
+  sum = block_all_reduce<B>(sum, SumOp(), Cm(0));
+  const rows::Slice s = rows::slice_of<T, B>(y + off, cols, static_cast<int>(cta % parts), parts);
+  const bool vec_dy = rows::congruent(y, dy), vec_dx = rows::congruent(y, dx);
+  rows::stream_packs<B, U, true>(
+      s.count,
+      [&](int64_t k) {
+        const int64_t at = off + s.at(k, P);
+        return RawPair{rows::load_raw(y + at, true), rows::load_raw(dy + at, vec_dy)};
+      },
+      [&](const RawPair& v, int64_t k) {
+        Cm o[P];
+#pragma unroll
+        for (int j = 0; j < P; ++j) o[j] = grad<LOG>(rows::value<T>(v.y, j), rows::value<T>(v.dy, j), sum);
+        rows::store_values(dx + off + s.at(k, P), o, vec_dx);
+      });
+  if (s.edge >= 0)
+    dx[off + s.edge] = from_compute<T>(grad<LOG>(to_compute(y[off + s.edge]), to_compute(dy[off + s.edge]), sum));
 }
 
 // ------------------------------------------------------------ host launchers
@@ -282,6 +347,26 @@ cudaError_t launch_slice(const void* problem, cudaStream_t stream) {
   return p.log ? rows::launch_clusters<K, slice_kernel<T, V, B, K, true>>(*p.device, grid, B, stream, y, dy, dx, p.cols)
                : rows::launch_clusters<K, slice_kernel<T, V, B, K, false>>(*p.device, grid, B, stream, y, dy, dx,
                                                                           p.cols);
+}
+
+template <class T, int B, bool LOG>
+cudaError_t launch_split_as(const kgen::softmax::Problem& p, cudaStream_t stream) {
+  constexpr int U = softmax::kSplitLoads;
+  const int64_t parts = kgen::softmax::split_parts(p, B, sizeof(T));
+  const unsigned grid = static_cast<unsigned>(p.rows * parts);
+  const T* y = static_cast<const T*>(p.x);
+  const T* dy = static_cast<const T*>(p.dy);
+  auto* partial = static_cast<compute_t<T>*>(p.workspace);
+  split_partial_kernel<T, B, U, LOG><<<grid, B, 0, stream>>>(y, dy, p.cols, parts, partial);
+  const cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess) return err;
+  split_apply_kernel<T, B, U, LOG><<<grid, B, 0, stream>>>(y, dy, static_cast<T*>(p.y), p.cols, parts, partial);
+  return cudaGetLastError();
+}
+template <class T, int B>
+cudaError_t launch_split(const void* problem, cudaStream_t stream) {
+  const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
+  return p.log ? launch_split_as<T, B, true>(p, stream) : launch_split_as<T, B, false>(p, stream);
 }
 
 // Pack 1: the uncached row kernel for the last dim, the strided two-pass

@@ -20,6 +20,10 @@ namespace softmax {
 template <class T, int P, int BYTES>
 constexpr int kBatchPacks = BYTES / static_cast<int>(sizeof(T) * P) < 1 ? 1 : BYTES / static_cast<int>(sizeof(T) * P);
 
+// The split tier's 16-byte loads in flight a thread: at full residency 64
+// KB an SM, past what DRAM latency needs.
+constexpr int kSplitLoads = 2;
+
 // Full residency (2048 threads per SM) when shared memory allows: at 45-56
 // registers a thread, blocks of 1024 fitted once per SM and smem/uncached
 // rows ran at 40-52% of copy instead of 86-94% (H100, bench/NOTES.md v2).
@@ -31,6 +35,10 @@ constexpr int kThreadsPerSm = 2048;  // sm_80, sm_90, sm_100, sm_103
 #endif
 template <int BLOCK>
 constexpr int kMinBlocks = kThreadsPerSm / BLOCK < 1 ? 1 : kThreadsPerSm / BLOCK;
+// The split tier's kernels at full residency, but float64 at half: its
+// online update took 112-176 bytes of spills under 32 registers (sm_90).
+template <class T, int BLOCK>
+constexpr int kSplitMinBlocks = sizeof(T) == 8 && kMinBlocks<BLOCK> > 1 ? kMinBlocks<BLOCK> / 2 : kMinBlocks<BLOCK>;
 
 // The backward's sum term and dx from the sum, for every backward kernel:
 //   softmax:     sum(y * dy),  dx = (dy - sum) * y

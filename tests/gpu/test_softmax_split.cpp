@@ -1,0 +1,257 @@
+// The split tier (few long rows cut into chunks over the whole GPU, two
+// kernels and a workspace of partials): every compiled variant, forward and
+// backward, at every alignment, odd lengths, rows shorter than a chunk,
+// special values, in place; the caller's workspace; selection, determinism,
+// graph capture and a row past 2^31 elements.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "gpu_util.hpp"
+#include "softmax_util.hpp"
+
+using namespace test;
+
+namespace {
+
+const kgen_dtype_t kDtypes[] = {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16, KGEN_FLOAT64};
+
+// Rows a variant sees: shorter than a pack a thread (one chunk), a few
+// chunks, and many chunks, odd so that misaligned rows have a head and a tail.
+std::vector<int64_t> split_cols(const char* name, kgen_dtype_t d) {
+  const auto& q = *static_cast<const kgen::gen::SoftmaxParams*>(kgen::Registry::find(name)->params);
+  const int64_t p = 16 / static_cast<int64_t>(elem_size(d));
+  return {37, p * q.block_size * 5 + 3, 300007};
+}
+
+// All -inf, a NaN, +inf, half -inf, huge magnitudes: rows 0-4 of x.
+void add_special_rows(HostTensor& x, int64_t cols) {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (int64_t c = 0; c < cols; ++c) x.set(c, -inf);
+  x.set(cols + cols / 2, NAN);
+  x.set(2 * cols + cols / 3, inf);
+  for (int64_t c = 0; c < cols; c += 2) x.set(3 * cols + c, -inf);
+  for (int64_t c = 0; c < cols; ++c) x.set(4 * cols + c, x.get(4 * cols + c) * 3000.0);
+}
+
+bool is_split(const VariantFacts& v) { return v.tier == Tier::split; }
+
+}  // namespace
+
+TEST_CASE("split softmax variants at every alignment, odd lengths, special rows and in place",
+          "[softmax][split]") {
+  for (kgen_dtype_t d : kDtypes) {
+    const size_t e = elem_size(d);
+    int ran = 0;
+    for (const VariantFacts& v : family_variants(kgen::Family::softmax, d)) {
+      if (!is_split(v)) continue;
+      for (int64_t cols : split_cols(v.name, d))
+        for (int64_t rows : {int64_t{1}, int64_t{3}, int64_t{5}}) {
+          const size_t n = static_cast<size_t>(rows * cols);
+          HostTensor x = random_tensor(d, n);
+          if (rows == 5) add_special_rows(x, cols);
+          const std::vector<double> want[2] = {softmax_reference(values(x), rows, cols, 1, false),
+                                               softmax_reference(values(x), rows, cols, 1, true)};
+          DeviceBuffer dx(x.bytes.size() + 64), dy(x.bytes.size() + 64);
+          for (size_t x_off : {size_t(0), e, 3 * e})
+            for (size_t y_off : {size_t(0), e}) {
+              upload(dx, x, x_off);
+              for (int log = 0; log < 2; ++log) {
+                // special rows expect NaN: poison with a finite value there
+                poison(dy.ptr, dy.bytes, nullptr, rows == 5 ? kOutsideByte : kNanByte);
+                const kgen_status_t st =
+                    kgen_softmax_variant(v.name, log, d, rows, cols, dx.at(x_off), dy.at(y_off), nullptr);
+                INFO(v.name << " log=" << log << " rows=" << rows << " cols=" << cols << " x+" << x_off
+                            << " y+" << y_off << ": " << kgen_last_error());
+                REQUIRE(st == KGEN_OK);
+                CUDA_REQUIRE(cudaDeviceSynchronize());
+                check_matches(download(dy, d, n, y_off), want[log], tolerance(d));
+                ++ran;
+              }
+            }
+          for (int log = 0; log < 2; ++log) {
+            upload(dx, x, e);
+            KGEN_REQUIRE(kgen_softmax_variant(v.name, log, d, rows, cols, dx.at(e), dx.at(e), nullptr));
+            CUDA_REQUIRE(cudaDeviceSynchronize());
+            INFO(v.name << " in place log=" << log << " rows=" << rows << " cols=" << cols);
+            check_matches(download(dx, d, n, e), want[log], tolerance(d));
+          }
+        }
+    }
+    INFO(dtype_short(d));
+    CHECK(ran > 0);
+  }
+}
+
+TEST_CASE("split softmax_backward variants at every alignment and in place", "[softmax_backward][split]") {
+  for (kgen_dtype_t d : kDtypes) {
+    const size_t e = elem_size(d);
+    int ran = 0;
+    for (const VariantFacts& v : family_variants(kgen::Family::softmax_backward, d)) {
+      if (!is_split(v)) continue;
+      for (int64_t cols : split_cols(v.name, d))
+        for (int log = 0; log < 2; ++log) {
+          const int64_t rows = 3;
+          const BackwardCase c = backward_case(d, rows, cols, 1, log);
+          const size_t n = c.y.bytes.size() / e;
+          DeviceBuffer y(c.y.bytes.size() + 64), dy(c.y.bytes.size() + 64), dx(c.y.bytes.size() + 64);
+          for (size_t off : {size_t(0), e})
+            for (size_t other : {size_t(0), e}) {
+              upload(y, c.y, off);
+              upload(dy, c.dy, other);
+              poison(dx.ptr, dx.bytes, nullptr, kOutsideByte);
+              const kgen_status_t st = kgen_softmax_backward_variant(v.name, log, d, rows, cols, 1, y.at(off),
+                                                                     dy.at(other), dx.at(other), nullptr);
+              INFO(v.name << " log=" << log << " cols=" << cols << " y+" << off << " dy,dx+" << other << ": "
+                          << kgen_last_error());
+              REQUIRE(st == KGEN_OK);
+              CUDA_REQUIRE(cudaDeviceSynchronize());
+              check_matches(download(dx, d, n, other), c.want, backward_tolerance(d), &c.slack);
+              ++ran;
+            }
+          // in place: dx over dy
+          upload(y, c.y, 0);
+          upload(dy, c.dy, e);
+          KGEN_REQUIRE(kgen_softmax_backward_variant(v.name, log, d, rows, cols, 1, y.ptr, dy.at(e), dy.at(e),
+                                                     nullptr));
+          CUDA_REQUIRE(cudaDeviceSynchronize());
+          INFO(v.name << " in place log=" << log << " cols=" << cols);
+          check_matches(download(dy, d, n, e), c.want, backward_tolerance(d), &c.slack);
+        }
+    }
+    INFO(dtype_short(d));
+    CHECK(ran > 0);
+  }
+}
+
+TEST_CASE("few long rows select the split tier; results are the same bits on every run", "[softmax][split]") {
+  for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_BFLOAT16}) {
+    const int64_t rows = 2, cols = (int64_t{1} << 21) + 5;  // past what a cluster holds
+    const size_t n = static_cast<size_t>(rows * cols), e = elem_size(d);
+    HostTensor x = random_tensor(d, n);
+    DeviceBuffer dx(x.bytes.size() + 64), dy(x.bytes.size() + 64);
+    upload(dx, x, e);
+    const char* name = nullptr;
+    KGEN_REQUIRE(kgen_softmax_selected(1, d, rows, cols, dx.at(e), dy.ptr, &name));
+    INFO(name);
+    CHECK(find_facts(kgen::Family::softmax, name).tier == Tier::split);
+    KGEN_REQUIRE(kgen_log_softmax(d, rows, cols, dx.at(e), dy.ptr, nullptr));
+    const HostTensor first = download(dy, d, n);
+    check_matches(first, softmax_reference(values(x), rows, cols, 1, true), tolerance(d));
+    for (int rep = 0; rep < 3; ++rep) {
+      poison(dy.ptr, dy.bytes);
+      KGEN_REQUIRE(kgen_log_softmax(d, rows, cols, dx.at(e), dy.ptr, nullptr));
+      CHECK(download(dy, d, n).bytes == first.bytes);
+    }
+  }
+}
+
+TEST_CASE("the caller's workspace for the split tier: sized, used, checked", "[softmax][split][workspace]") {
+  const kgen_dtype_t d = KGEN_FLOAT16;
+  const int64_t rows = 3, cols = (int64_t{1} << 20) + 3;
+  const size_t n = static_cast<size_t>(rows * cols);
+  HostTensor x = random_tensor(d, n);
+  const std::vector<double> want = softmax_reference(values(x), rows, cols, 1, false);
+  DeviceBuffer dx(x.bytes.size()), dy(x.bytes.size());
+  upload(dx, x);
+  size_t need = 0;
+  KGEN_REQUIRE(kgen_softmax_workspace_size(nullptr, 0, d, rows, cols, 1, dx.ptr, dy.ptr, &need));
+  CHECK(need > 0);
+  // a short row needs none
+  size_t none = 1;
+  KGEN_REQUIRE(kgen_softmax_workspace_size(nullptr, 0, d, rows, 1000, 1, dx.ptr, dy.ptr, &none));
+  CHECK(none == 0);
+  DeviceBuffer ws(need + 16);
+  SECTION("any content") {
+    poison(ws.ptr, ws.bytes);
+    poison(dy.ptr, dy.bytes);
+    KGEN_REQUIRE(kgen_softmax_dim_workspace(nullptr, 0, d, rows, cols, 1, dx.ptr, dy.ptr, ws.ptr, need, nullptr));
+    CUDA_REQUIRE(cudaDeviceSynchronize());
+    check_matches(download(dy, d, n), want, tolerance(d));
+  }
+  SECTION("too small, misaligned or overlapping: an error naming it, nothing written") {
+    poison(dy.ptr, dy.bytes, nullptr, kOutsideByte);
+    CHECK(kgen_softmax_dim_workspace(nullptr, 0, d, rows, cols, 1, dx.ptr, dy.ptr, ws.ptr, need - 16, nullptr) ==
+          KGEN_ERROR_INVALID_ARGUMENT);
+    CHECK(last_error_names("workspace"));
+    CHECK(kgen_softmax_dim_workspace(nullptr, 0, d, rows, cols, 1, dx.ptr, dy.ptr, ws.at(8), need, nullptr) ==
+          KGEN_ERROR_INVALID_ARGUMENT);
+    CHECK(last_error_names("workspace"));
+    CHECK(kgen_softmax_dim_workspace(nullptr, 0, d, rows, cols, 1, dx.ptr, dy.ptr, dy.ptr, need, nullptr) ==
+          KGEN_ERROR_INVALID_ARGUMENT);
+    CHECK(last_error_names("workspace"));
+    CUDA_REQUIRE(cudaDeviceSynchronize());
+    CHECK(count_bytes(dy, kOutsideByte) == dy.bytes);
+  }
+  SECTION("backward") {
+    const BackwardCase c = backward_case(d, rows, cols, 1, false);
+    DeviceBuffer y(c.y.bytes.size()), g(c.y.bytes.size()), gx(c.y.bytes.size());
+    upload(y, c.y);
+    upload(g, c.dy);
+    size_t bneed = 0;
+    KGEN_REQUIRE(kgen_softmax_backward_workspace_size(nullptr, 0, d, rows, cols, 1, y.ptr, g.ptr, gx.ptr, &bneed));
+    REQUIRE(bneed > 0);
+    REQUIRE(bneed <= need + 16);
+    poison(ws.ptr, ws.bytes);
+    poison(gx.ptr, gx.bytes);
+    KGEN_REQUIRE(kgen_softmax_backward_dim_workspace(nullptr, 0, d, rows, cols, 1, y.ptr, g.ptr, gx.ptr, ws.ptr,
+                                                     bneed, nullptr));
+    CUDA_REQUIRE(cudaDeviceSynchronize());
+    check_matches(download(gx, d, n), c.want, backward_tolerance(d), &c.slack);
+  }
+}
+
+TEST_CASE("the split tier in a CUDA graph (its workspace allocated in the graph)", "[softmax][split][graph]") {
+  const int64_t rows = 2, cols = 3000001;
+  HostTensor x = random_tensor(KGEN_FLOAT32, rows * cols);
+  const std::vector<double> want = softmax_reference(values(x), rows, cols, 1, false);
+  DeviceBuffer dx(x.bytes.size()), dy(x.bytes.size());
+  upload(dx, x);
+  capture_and_replay(
+      [&](cudaStream_t st) { return kgen_softmax(KGEN_FLOAT32, rows, cols, dx.ptr, dy.ptr, st); }, dy.ptr, dy.bytes,
+      [&] { check_matches(download(dy, KGEN_FLOAT32, rows * cols), want, tolerance(KGEN_FLOAT32)); });
+}
+
+TEST_CASE("one row past 2^31 elements in the split tier", "[softmax][split][huge]") {
+  // float16 log_softmax of a row that repeats a random tile: its max and sum
+  // follow from the tile's, so the reference needs no pass over 2^31 values
+  const int64_t tile = 1 << 20, cols = (int64_t{1} << 31) + 7;
+  const size_t bytes = static_cast<size_t>(cols) * 2;
+  size_t free_bytes = 0, total = 0;
+  CUDA_REQUIRE(cudaMemGetInfo(&free_bytes, &total));
+  if (free_bytes < 2 * bytes + (size_t{1} << 30)) {
+    WARN("skipped: needs " << 2 * bytes / (1 << 20) << " MiB of device memory");
+    return;
+  }
+  HostTensor t = random_tensor(KGEN_FLOAT16, tile);
+  DeviceBuffer x(bytes), y(bytes);
+  for (int64_t c = 0; c < cols; c += tile)
+    CUDA_REQUIRE(cudaMemcpy(x.at(c * 2), t.bytes.data(), std::min(tile, cols - c) * 2, cudaMemcpyHostToDevice));
+  const std::vector<double> tv = values(t);
+  const double mx = *std::max_element(tv.begin(), tv.end());
+  double tile_sum = 0, rest = 0;
+  for (int64_t i = 0; i < tile; ++i) tile_sum += std::exp(tv[i] - mx);
+  for (int64_t i = 0; i < cols % tile; ++i) rest += std::exp(tv[i] - mx);
+  const double log_sum = std::log(tile_sum * static_cast<double>(cols / tile) + rest);
+  const char* name = nullptr;
+  KGEN_REQUIRE(kgen_softmax_selected(1, KGEN_FLOAT16, 1, cols, x.ptr, y.ptr, &name));
+  INFO(name);
+  CHECK(find_facts(kgen::Family::softmax, name).tier == Tier::split);
+  poison(y.ptr, bytes);
+  KGEN_REQUIRE(kgen_log_softmax(KGEN_FLOAT16, 1, cols, x.ptr, y.ptr, nullptr));
+  CUDA_REQUIRE(cudaDeviceSynchronize());
+  // windows at the start, up to element 2^31 and at the end (past it)
+  const int64_t window = 4096;
+  for (int64_t at : {int64_t{0}, (int64_t{1} << 31) - window, cols - window}) {
+    INFO("from column " << at);
+    HostTensor got(KGEN_FLOAT16, static_cast<size_t>(window));
+    const char* from = static_cast<const char*>(y.ptr) + at * 2;
+    CUDA_REQUIRE(cudaMemcpy(got.bytes.data(), from, got.bytes.size(), cudaMemcpyDeviceToHost));
+    std::vector<double> want(static_cast<size_t>(window));
+    for (int64_t i = 0; i < window; ++i) want[i] = tv[(at + i) % tile] - mx - log_sum;
+    check_matches(got, want, tolerance(KGEN_FLOAT16));
+  }
+}
