@@ -102,8 +102,10 @@ def warp_default(d, p):
     if d.size == 2 and pk == max_pack(d) // 2:
         # half-type rows that are a multiple of 4 but not 8 (e.g. 500): full
         # warps of 8-byte packs; without them such rows went to the smem tier
-        # at 40% of copy (H100, bench/NOTES.md v4)
-        return g == 32 and r == 1 and c in (16, 32) and p["padding"]
+        # at 40% of copy (H100, bench/NOTES.md v4); at 64 values a lane the
+        # pick for rows of 1025-2048 (98% of copy where 16-byte packs reach
+        # 85%, bench/NOTES.md split v1)
+        return g == 32 and r == 1 and c in (16, 32, 64) and p["padding"]
     if pk not in (1, max_pack(d)) or c // pk not in POW2 or not p["padding"]:
         return False
     # pack 1 too: rows whose length or pointers no wider pack divides (odd

@@ -112,9 +112,11 @@ bool supports_as(const VariantInfo& v, const Problem& p) {
   return false;
 }
 
-// Rows past the warp tier (1024 values; 2048 for the forward's half types,
-// whose warp variants reach 98% of copy there) go to a block or a cluster: x read
-// once.  Among the shapes that hold the row (H100, kgen-bench --variants
+// Rows past the warp tier (1024 values; 2048 for the forward's plain
+// softmax of half types, whose warp variants reach 98% of copy there) go to
+// a block or a cluster: x read once.  (Half-type log_softmax of 2048: 74-76%
+// in the warp tier, 98-99% in blocks of 128 x 16 values; of 1536: 77-79%
+// against 90-93%; H100, bench/NOTES.md split v1.)  Among the shapes that hold the row (H100, kgen-bench --variants
 // over the full level, bench/NOTES.md slice v1):
 //  1. the fewest idle quarters of the CTA's capacity (a float32 variant
 //     holding 4-16x the row of 2048 ran at 18-57% of copy, one that fits at 99%);
@@ -145,7 +147,7 @@ Score slice_heuristic(const Params& q, const Problem& p) {
   Score s;
   const int64_t cap = sh.capacity(), per = sh.packs_per_cta(p);
   s.key[1] = -((cap - per) * 4 / cap);
-  if (p.cols > (size == 2 && !bwd ? 2048 : 1024)) {
+  if (p.cols > (size == 2 && !bwd && !p.log ? 2048 : 1024)) {
     s.key[0] = 4;
   } else {
     // rows a warp variant could hold, when none fits (a misaligned float16
@@ -197,6 +199,11 @@ Score heuristic_as(const VariantInfo& v, const Problem& p) {
       int64_t waste = 0;
       while (reach >= std::max<int64_t>(1, p.cols) << (waste + 2)) ++waste;
       s.key[1] = -waste * 16 + q.pack_size;
+      // half types at 64 values a lane: 8-byte packs (float16 and bfloat16
+      // rows of 2048: 98% of copy against 85% in 16-byte packs; of 1536:
+      // 92% against 85%; H100, bench/NOTES.md split v1; masked rows not
+      // measured)
+      if (dtype_size(p.dtype) == 2 && q.cols_per_thread > 32 && q.pack_size == 8 && !p.mask) s.key[1] -= 5;
       s.key[2] = -reach;  // least padding: fewer registers, fewer idle lanes
       // two rows per access hides latency for narrow groups; a full warp
       // already has cols_per_thread loads in flight
