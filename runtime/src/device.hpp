@@ -31,4 +31,11 @@ kgen_status_t check_device_pointer(const void* p, const DeviceInfo& device, cons
 // only capture-safe calls may be made.
 kgen_status_t check_stream(cudaStream_t stream, bool* capturing);
 
+// Drops an error that an earlier CUDA call of this thread left pending (the
+// caller's, not this library's) before a launch, so that the check after
+// the launch reports the kernel's own: a caller's failed cudaMemcpy made the
+// next softmax report "launching softmax_warp_... failed: invalid argument".
+// A sticky error stays and fails the launch itself.
+inline void drop_earlier_error() { (void)cudaGetLastError(); }
+
 }  // namespace kgen

@@ -1,5 +1,6 @@
 #include "select.hpp"
 
+#include "device.hpp"
 #include "dtype.hpp"
 #include "registry.hpp"
 #include "status.hpp"
@@ -98,6 +99,7 @@ kgen_status_t launch_chosen(const VariantInfo* v, const void* problem, kgen_stre
                   static_cast<long long>(copy.bytes), cudaGetErrorName(err), cudaGetErrorString(err));
     return succeed();
   }
+  drop_earlier_error();
   const cudaError_t err = v->launch(problem, stream);
   if (err != cudaSuccess)
     return fail(KGEN_ERROR_CUDA, "stream: launching %s failed: %s: %s", v->name, cudaGetErrorName(err),

@@ -2,7 +2,9 @@
 // as a crash, an abort or a false success.  A process of its own, since the
 // last part ruins the CUDA context for good:
 //   1. every entry point runs once on a live stream (the control: each call
-//      below is valid, so an error later comes from CUDA alone)
+//      below is valid, so an error later comes from CUDA alone), and again
+//      right after a failed CUDA call of the caller's (an error CUDA keeps
+//      pending until asked is not the library's)
 //   2. a bad stream: one whose graph capture was invalidated (a query on it
 //      while capturing, as a careless caller makes).  Every entry point
 //      returns KGEN_ERROR_CUDA naming CUDA's capture error; once the capture
@@ -110,7 +112,9 @@ std::vector<Entry> entries() {
        [=](cudaStream_t s) { return kgen_reduce(KGEN_REDUCE_SUM, KGEN_FLOAT32, rows, cols, 1, x, out, s); }},
       {"kgen_reduce (a middle axis)",
        [=](cudaStream_t s) { return kgen_reduce(KGEN_REDUCE_ARGMAX, KGEN_FLOAT16, outer, axis, inner, x, out, s); }},
-      {"kgen_reduce (two long rows: split, workspace from cudaMallocAsync)",
+      {"kgen_softmax (two long rows in place: split, workspace from the library's pool)",
+       [=](cudaStream_t s) { return kgen_softmax(KGEN_FLOAT32, 2, long_row, big, big, s); }},
+      {"kgen_reduce (two long rows: split, workspace from the library's pool)",
        [=](cudaStream_t s) { return kgen_reduce(KGEN_REDUCE_SUM, KGEN_FLOAT32, 2, long_row, 1, big, out, s); }},
       {"kgen_permute (transpose)",
        [=](cudaStream_t s) { return kgen_permute(4, 2, shape2, transpose, x, y, s); }},
@@ -184,6 +188,14 @@ int main(int argc, char** argv) {
   // 1. the control
   expect_all_succeed(calls, live, "on a live stream");
   expect_all_succeed(calls, nullptr, "on the legacy default stream");
+  for (const Entry& e : calls) {
+    void* p = nullptr;
+    const cudaError_t failed = cudaMalloc(&p, ~size_t{0} / 2);  // the caller's error, left pending
+    checks.expect(failed != cudaSuccess, "a cudaMalloc of half the address space fails");
+    const kgen_status_t st = e.call(live);
+    checks.expect(st == KGEN_OK, "after a failed cudaMalloc of the caller's: " + describe(e, st));
+  }
+  checks.expect(cudaStreamSynchronize(live) == cudaSuccess, "after the caller's failed calls: the kernels");
 
   // 2. a stream whose capture is invalidated
   cudaStream_t capture = nullptr;

@@ -101,6 +101,7 @@ kgen_status_t run(const char* variant, kgen_reduce_op_t op, kgen_dtype_t dtype, 
   KGEN_TRY(check_stream(stream, &capturing));
   KGEN_TRY(choose(named, !capturing, &p, &v));
   const Plan plan = plan_for(*v, p);
+  drop_earlier_error();
   bool owned = false;
   if (plan.bytes > 0) {
     if (workspace) {

@@ -163,6 +163,7 @@ kgen_status_t check_workspace(const Call& c, const VariantInfo* v, int64_t need,
 // Launches v with the caller's workspace, or one from the stream-ordered
 // allocator freed on the stream after the launch.
 kgen_status_t launch_with_workspace(Call& c, const VariantInfo* v, bool check_pointers, kgen_stream_t stream) {
+  drop_earlier_error();
   const int64_t need = workspace_bytes(*v, c.problem);
   if (need == 0) return launch_chosen(v, &c.problem, stream);
   bool owned = false;
