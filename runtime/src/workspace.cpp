@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <mutex>
 
+#include "device.hpp"
+
 namespace kgen {
 namespace {
 
@@ -35,6 +37,26 @@ cudaError_t allocate_workspace(const DeviceInfo& device, std::size_t bytes, cuda
   std::call_once(p.once, [&] { create(p, device.ordinal); });
   if (p.status != cudaSuccess) return p.status;
   return cudaMallocFromPoolAsync(out, bytes, p.pool, stream);
+}
+
+kgen_status_t launch_with_workspace(const VariantInfo& v, void* problem, void** slot, std::size_t bytes, void* given,
+                                    const DeviceInfo& device, cudaStream_t stream) {
+  auto failure = [&](const char* what, cudaError_t err) {
+    return fail(KGEN_ERROR_CUDA, "stream: %s %s failed: %s: %s", what, v.name, cudaGetErrorName(err),
+                cudaGetErrorString(err));
+  };
+  drop_earlier_error();
+  const bool owned = bytes > 0 && !given;
+  if (bytes > 0) *slot = given;
+  if (owned) {
+    const cudaError_t err = allocate_workspace(device, bytes, stream, slot);
+    if (err != cudaSuccess) return failure("allocating the workspace of", err);
+  }
+  const cudaError_t err = v.launch(problem, stream);
+  const cudaError_t freed = owned ? cudaFreeAsync(*slot, stream) : cudaSuccess;
+  if (err != cudaSuccess) return failure("launching", err);
+  if (freed != cudaSuccess) return failure("freeing the workspace of", freed);
+  return succeed();
 }
 
 }  // namespace kgen

@@ -204,4 +204,64 @@ inline std::vector<DimCase> dim_cases(kgen::Family f, kgen_dtype_t d) {
   return out;
 }
 
+// The row tiers' alignment checks, forward: `variant` on x stored 0, 1 and
+// 3 elements into its buffer, into y congruent to x and one element off,
+// both modes, y poisoned with `poison_byte` first; then in place one element
+// in.  A variant may refuse (KGEN_ERROR_UNSUPPORTED) only when `may_refuse`.
+// Returns the out-of-place runs.
+inline int check_forward_offsets(const char* variant, kgen_dtype_t d, int64_t rows, int64_t cols, const HostTensor& x,
+                                 const std::vector<double> (&want)[2], unsigned char poison_byte, bool may_refuse) {
+  const size_t e = elem_size(d), n = static_cast<size_t>(rows * cols);
+  DeviceBuffer dx(x.bytes.size() + 64), dy(x.bytes.size() + 64);
+  int ran = 0;
+  for (size_t x_off : {size_t(0), e, 3 * e})
+    for (size_t y_off : {size_t(0), e}) {
+      upload(dx, x, x_off);
+      for (int log = 0; log < 2; ++log) {
+        poison(dy.ptr, dy.bytes, nullptr, poison_byte);
+        const kgen_status_t st = kgen_softmax_variant(variant, log, d, rows, cols, dx.at(x_off), dy.at(y_off), nullptr);
+        if (st == KGEN_ERROR_UNSUPPORTED && may_refuse) continue;
+        INFO(variant << " log=" << log << " rows=" << rows << " cols=" << cols << " x+" << x_off << " y+" << y_off
+                     << ": " << kgen_last_error());
+        REQUIRE(st == KGEN_OK);
+        CUDA_REQUIRE(cudaDeviceSynchronize());
+        check_matches(download(dy, d, n, y_off), want[log], tolerance(d));
+        ++ran;
+      }
+    }
+  for (int log = 0; log < 2; ++log) {
+    upload(dx, x, e);
+    KGEN_REQUIRE(kgen_softmax_variant(variant, log, d, rows, cols, dx.at(e), dx.at(e), nullptr));
+    CUDA_REQUIRE(cudaDeviceSynchronize());
+    INFO(variant << " in place log=" << log << " rows=" << rows << " cols=" << cols);
+    check_matches(download(dx, d, n, e), want[log], tolerance(d));
+  }
+  return ran;
+}
+
+// The same for the backward: y at 0 or one element in, dy and dx congruent
+// to y or one element off, dx poisoned first.  Returns the runs.
+inline int check_backward_offsets(const char* variant, kgen_dtype_t d, int64_t rows, int64_t cols, bool log,
+                                  const BackwardCase& c, bool may_refuse) {
+  const size_t e = elem_size(d), n = c.y.bytes.size() / e;
+  DeviceBuffer y(c.y.bytes.size() + 64), dy(c.y.bytes.size() + 64), dx(c.y.bytes.size() + 64);
+  int ran = 0;
+  for (size_t off : {size_t(0), e})
+    for (size_t other : {size_t(0), e}) {
+      upload(y, c.y, off);
+      upload(dy, c.dy, other);
+      poison(dx.ptr, dx.bytes, nullptr, kOutsideByte);
+      const kgen_status_t st =
+          kgen_softmax_backward_variant(variant, log, d, rows, cols, 1, y.at(off), dy.at(other), dx.at(other), nullptr);
+      if (st == KGEN_ERROR_UNSUPPORTED && may_refuse) continue;
+      INFO(variant << " log=" << log << " cols=" << cols << " y+" << off << " dy,dx+" << other << ": "
+                   << kgen_last_error());
+      REQUIRE(st == KGEN_OK);
+      CUDA_REQUIRE(cudaDeviceSynchronize());
+      check_matches(download(dx, d, n, other), c.want, backward_tolerance(d), &c.slack);
+      ++ran;
+    }
+  return ran;
+}
+
 }  // namespace test

@@ -44,41 +44,17 @@ bool is_split(const VariantFacts& v) { return v.tier == Tier::split; }
 TEST_CASE("split softmax variants at every alignment, odd lengths, special rows and in place",
           "[softmax][split]") {
   for (kgen_dtype_t d : kDtypes) {
-    const size_t e = elem_size(d);
     int ran = 0;
     for (const VariantFacts& v : family_variants(kgen::Family::softmax, d)) {
       if (!is_split(v)) continue;
       for (int64_t cols : split_cols(v.name, d))
         for (int64_t rows : {int64_t{1}, int64_t{3}, int64_t{5}}) {
-          const size_t n = static_cast<size_t>(rows * cols);
-          HostTensor x = random_tensor(d, n);
+          HostTensor x = random_tensor(d, static_cast<size_t>(rows * cols));
           if (rows == 5) add_special_rows(x, cols);
           const std::vector<double> want[2] = {softmax_reference(values(x), rows, cols, 1, false),
                                                softmax_reference(values(x), rows, cols, 1, true)};
-          DeviceBuffer dx(x.bytes.size() + 64), dy(x.bytes.size() + 64);
-          for (size_t x_off : {size_t(0), e, 3 * e})
-            for (size_t y_off : {size_t(0), e}) {
-              upload(dx, x, x_off);
-              for (int log = 0; log < 2; ++log) {
-                // special rows expect NaN: poison with a finite value there
-                poison(dy.ptr, dy.bytes, nullptr, rows == 5 ? kOutsideByte : kNanByte);
-                const kgen_status_t st =
-                    kgen_softmax_variant(v.name, log, d, rows, cols, dx.at(x_off), dy.at(y_off), nullptr);
-                INFO(v.name << " log=" << log << " rows=" << rows << " cols=" << cols << " x+" << x_off
-                            << " y+" << y_off << ": " << kgen_last_error());
-                REQUIRE(st == KGEN_OK);
-                CUDA_REQUIRE(cudaDeviceSynchronize());
-                check_matches(download(dy, d, n, y_off), want[log], tolerance(d));
-                ++ran;
-              }
-            }
-          for (int log = 0; log < 2; ++log) {
-            upload(dx, x, e);
-            KGEN_REQUIRE(kgen_softmax_variant(v.name, log, d, rows, cols, dx.at(e), dx.at(e), nullptr));
-            CUDA_REQUIRE(cudaDeviceSynchronize());
-            INFO(v.name << " in place log=" << log << " rows=" << rows << " cols=" << cols);
-            check_matches(download(dx, d, n, e), want[log], tolerance(d));
-          }
+          // special rows expect NaN: poison with a finite value there
+          ran += check_forward_offsets(v.name, d, rows, cols, x, want, rows == 5 ? kOutsideByte : kNanByte, false);
         }
     }
     INFO(dtype_short(d));
@@ -96,23 +72,10 @@ TEST_CASE("split softmax_backward variants at every alignment and in place", "[s
         for (int log = 0; log < 2; ++log) {
           const int64_t rows = 3;
           const BackwardCase c = backward_case(d, rows, cols, 1, log);
-          const size_t n = c.y.bytes.size() / e;
-          DeviceBuffer y(c.y.bytes.size() + 64), dy(c.y.bytes.size() + 64), dx(c.y.bytes.size() + 64);
-          for (size_t off : {size_t(0), e})
-            for (size_t other : {size_t(0), e}) {
-              upload(y, c.y, off);
-              upload(dy, c.dy, other);
-              poison(dx.ptr, dx.bytes, nullptr, kOutsideByte);
-              const kgen_status_t st = kgen_softmax_backward_variant(v.name, log, d, rows, cols, 1, y.at(off),
-                                                                     dy.at(other), dx.at(other), nullptr);
-              INFO(v.name << " log=" << log << " cols=" << cols << " y+" << off << " dy,dx+" << other << ": "
-                          << kgen_last_error());
-              REQUIRE(st == KGEN_OK);
-              CUDA_REQUIRE(cudaDeviceSynchronize());
-              check_matches(download(dx, d, n, other), c.want, backward_tolerance(d), &c.slack);
-              ++ran;
-            }
+          ran += check_backward_offsets(v.name, d, rows, cols, log, c, false);
           // in place: dx over dy
+          const size_t n = c.y.bytes.size() / e;
+          DeviceBuffer y(c.y.bytes.size()), dy(c.y.bytes.size() + 64);
           upload(y, c.y, 0);
           upload(dy, c.dy, e);
           KGEN_REQUIRE(kgen_softmax_backward_variant(v.name, log, d, rows, cols, 1, y.ptr, dy.at(e), dy.at(e),

@@ -83,11 +83,6 @@ kgen_status_t choose(const VariantInfo* named, bool check_pointers, Problem* p,
   return choose_variant(named, Family::reduce, p->dtype, *p->device, p, &heuristic, &describe, chosen);
 }
 
-kgen_status_t cuda_failure(const char* what, const VariantInfo* v, cudaError_t err) {
-  return fail(KGEN_ERROR_CUDA, "stream: %s %s failed: %s: %s", what, v->name, cudaGetErrorName(err),
-              cudaGetErrorString(err));
-}
-
 kgen_status_t run(const char* variant, kgen_reduce_op_t op, kgen_dtype_t dtype, int64_t outer,
                   int64_t reduce, int64_t inner, const void* x, void* out, void* workspace,
                   size_t workspace_bytes, kgen_stream_t stream) {
@@ -101,32 +96,19 @@ kgen_status_t run(const char* variant, kgen_reduce_op_t op, kgen_dtype_t dtype, 
   KGEN_TRY(check_stream(stream, &capturing));
   KGEN_TRY(choose(named, !capturing, &p, &v));
   const Plan plan = plan_for(*v, p);
-  drop_earlier_error();
-  bool owned = false;
-  if (plan.bytes > 0) {
-    if (workspace) {
-      if (workspace_bytes < plan.bytes)
-        return fail(KGEN_ERROR_INVALID_ARGUMENT, "workspace: %s needs %zu bytes here, got %zu",
-                    v->name, plan.bytes, workspace_bytes);
-      const int e = dtype_size(dtype);
-      KGEN_TRY(check_disjoint(x, p.outer * p.reduce * p.inner * e, workspace,
-                              static_cast<int64_t>(plan.bytes), "x", "workspace"));
-      KGEN_TRY(check_disjoint(out, p.outer * p.inner * out_size(op, dtype), workspace,
-                              static_cast<int64_t>(plan.bytes), "out", "workspace"));
-      if (!capturing) KGEN_TRY(check_device_pointer(workspace, *p.device, "workspace"));
-    } else {
-      cudaError_t err = allocate_workspace(*p.device, plan.bytes, stream, &workspace);
-      if (err != cudaSuccess) return cuda_failure("allocating the workspace of", v, err);
-      owned = true;
-    }
-    p.workspace = workspace;
-    p.workspace_bytes = plan.bytes;
+  if (plan.bytes > 0 && workspace) {
+    if (workspace_bytes < plan.bytes)
+      return fail(KGEN_ERROR_INVALID_ARGUMENT, "workspace: %s needs %zu bytes here, got %zu",
+                  v->name, plan.bytes, workspace_bytes);
+    const int e = dtype_size(dtype);
+    KGEN_TRY(check_disjoint(x, p.outer * p.reduce * p.inner * e, workspace,
+                            static_cast<int64_t>(plan.bytes), "x", "workspace"));
+    KGEN_TRY(check_disjoint(out, p.outer * p.inner * out_size(op, dtype), workspace,
+                            static_cast<int64_t>(plan.bytes), "out", "workspace"));
+    if (!capturing) KGEN_TRY(check_device_pointer(workspace, *p.device, "workspace"));
   }
-  const cudaError_t err = v->launch(&p, stream);
-  const cudaError_t freed = owned ? free_workspace(workspace, stream) : cudaSuccess;
-  if (err != cudaSuccess) return cuda_failure("launching", v, err);
-  if (freed != cudaSuccess) return cuda_failure("freeing the workspace of", v, freed);
-  return succeed();
+  p.workspace_bytes = plan.bytes;
+  return launch_with_workspace(*v, &p, &p.workspace, plan.bytes, workspace, *p.device, stream);
 }
 
 }  // namespace

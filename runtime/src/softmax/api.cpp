@@ -22,6 +22,13 @@ struct Names {
 constexpr Names kRowNames{"rows", "cols", "rows x cols"};
 constexpr Names kDimNames{"outer", "axis", "outer x axis x inner"};
 
+// The caller's workspace of a call, and where a size query puts its answer.
+struct Workspace {
+  void* data = nullptr;  // null: taken from the library's pool when the variant needs one
+  size_t bytes = 0;
+  size_t* size_out = nullptr;  // set: only report the size
+};
+
 // What a call asks for before the device is known.
 struct Call {
   const char* variant = nullptr;
@@ -29,10 +36,7 @@ struct Call {
   Mask mask{};  // used when problem.mask is set (points here)
   Problem problem{};
   bool empty = false;
-  // the caller's workspace (null: taken from the stream-ordered allocator
-  // when the chosen variant needs one)
-  void* workspace = nullptr;
-  size_t workspace_bytes = 0;
+  Workspace workspace;
 };
 
 // Host-only checks (no CUDA call) of the extents and pointers; fills
@@ -137,97 +141,61 @@ kgen_status_t choose(const VariantInfo* named, Family family, bool check_pointer
   return choose_variant(named, family, p->dtype, *p->device, p, &heuristic, &describe, chosen);
 }
 
-kgen_status_t cuda_failure(const char* what, const VariantInfo* v, cudaError_t err) {
-  return fail(KGEN_ERROR_CUDA, "stream: %s %s failed: %s: %s", what, v->name, cudaGetErrorName(err),
-              cudaGetErrorString(err));
-}
-
-// The caller's workspace, when the chosen variant needs one: large enough,
-// 16-byte aligned, apart from every tensor, device memory.
+// The caller's workspace, when the chosen variant needs `need` bytes: large
+// enough, 16-byte aligned, apart from every tensor, device memory.
 kgen_status_t check_workspace(const Call& c, const VariantInfo* v, int64_t need, bool check_pointers) {
   const Problem& p = c.problem;
-  if (c.workspace_bytes < static_cast<size_t>(need))
+  const Workspace& w = c.workspace;
+  if (w.bytes < static_cast<size_t>(need))
     return fail(KGEN_ERROR_INVALID_ARGUMENT, "workspace: %s needs %lld bytes here, got %zu", v->name,
-                static_cast<long long>(need), c.workspace_bytes);
-  if (!aligned_to(c.workspace, 16))
-    return fail(KGEN_ERROR_INVALID_ARGUMENT, "workspace: must be 16-byte aligned");
+                static_cast<long long>(need), w.bytes);
+  if (!aligned_to(w.data, 16)) return fail(KGEN_ERROR_INVALID_ARGUMENT, "workspace: must be 16-byte aligned");
   const int64_t bytes = p.rows * p.cols * p.inner * dtype_size(p.dtype);
   const bool bwd = backward(p);
-  KGEN_TRY(check_disjoint(p.x, bytes, c.workspace, need, bwd ? "y" : "x", "workspace"));
-  if (bwd) KGEN_TRY(check_disjoint(p.dy, bytes, c.workspace, need, "dy", "workspace"));
-  KGEN_TRY(check_disjoint(p.y, bytes, c.workspace, need, bwd ? "dx" : "y", "workspace"));
-  if (check_pointers) KGEN_TRY(check_device_pointer(c.workspace, *p.device, "workspace"));
+  KGEN_TRY(check_disjoint(p.x, bytes, w.data, need, bwd ? "y" : "x", "workspace"));
+  if (bwd) KGEN_TRY(check_disjoint(p.dy, bytes, w.data, need, "dy", "workspace"));
+  KGEN_TRY(check_disjoint(p.y, bytes, w.data, need, bwd ? "dx" : "y", "workspace"));
+  if (check_pointers) KGEN_TRY(check_device_pointer(w.data, *p.device, "workspace"));
   return KGEN_OK;
 }
 
-// Launches v with the caller's workspace, or one from the stream-ordered
-// allocator freed on the stream after the launch.
-kgen_status_t launch_with_workspace(Call& c, const VariantInfo* v, bool check_pointers, kgen_stream_t stream) {
-  drop_earlier_error();
-  const int64_t need = workspace_bytes(*v, c.problem);
-  if (need == 0) return launch_chosen(v, &c.problem, stream);
-  bool owned = false;
-  if (c.workspace) {
-    KGEN_TRY(check_workspace(c, v, need, check_pointers));
-    c.problem.workspace = c.workspace;
-  } else {
-    const cudaError_t err = allocate_workspace(*c.problem.device, static_cast<size_t>(need), stream,
-                                               &c.problem.workspace);
-    if (err != cudaSuccess) return cuda_failure("allocating the workspace of", v, err);
-    owned = true;
-  }
-  const cudaError_t err = v->launch(&c.problem, stream);
-  const cudaError_t freed = owned ? free_workspace(c.problem.workspace, stream) : cudaSuccess;
-  if (err != cudaSuccess) return cuda_failure("launching", v, err);
-  if (freed != cudaSuccess) return cuda_failure("freeing the workspace of", v, freed);
-  return succeed();
-}
-
-// What finish() does: launch, or report the choice, or its workspace.
-enum class Want { launch, variant, workspace };
-
-// After the checks: launches, or reports the choice (*selected) or its
-// workspace size (*bytes).
-kgen_status_t finish(Call& c, kgen_stream_t stream, Want want, const char** selected, size_t* bytes = nullptr) {
+// After the checks: launches, or reports the choice (when `selected` is
+// set) or the size of its workspace (when c.workspace.size_out is).
+kgen_status_t finish(Call& c, kgen_stream_t stream, const char** selected) {
   const VariantInfo *named = nullptr, *v = nullptr;
+  size_t* size_out = c.workspace.size_out;
   KGEN_TRY(find_named(c.variant, c.family, c.problem.dtype, &named));
   if (c.empty) {
-    if (want == Want::variant) *selected = "";
-    if (want == Want::workspace) *bytes = 0;
+    if (selected) *selected = "";
+    if (size_out) *size_out = 0;
     return succeed();
   }
   KGEN_TRY(current_device(&c.problem.device));
-  if (want != Want::launch) {
-    // no driver query of the pointers: a workspace is often sized while a
-    // capture is in progress
-    KGEN_TRY(choose(named, c.family, want == Want::variant, &c.problem, &v));
-    if (want == Want::variant) *selected = v->name;
-    else *bytes = static_cast<size_t>(workspace_bytes(*v, c.problem));
+  if (selected || size_out) {
+    // the size query asks no driver question about the pointers: a
+    // workspace is often sized while a capture is in progress
+    KGEN_TRY(choose(named, c.family, selected != nullptr, &c.problem, &v));
+    if (selected) *selected = v->name;
+    else *size_out = static_cast<size_t>(workspace_bytes(*v, c.problem));
     return succeed();
   }
   bool capturing = false;
   KGEN_TRY(check_stream(stream, &capturing));
   KGEN_TRY(choose(named, c.family, !capturing, &c.problem, &v));
-  return launch_with_workspace(c, v, !capturing, stream);
+  const int64_t need = workspace_bytes(*v, c.problem);
+  if (need > 0 && c.workspace.data) KGEN_TRY(check_workspace(c, v, need, !capturing));
+  return launch_with_workspace(*v, &c.problem, &c.problem.workspace, static_cast<size_t>(need), c.workspace.data,
+                               *c.problem.device, stream);
 }
-
-// The caller's workspace of a call, and where a size query puts its answer.
-struct Workspace {
-  void* data = nullptr;
-  size_t bytes = 0;
-  size_t* size_out = nullptr;  // set: only report the size
-};
 
 kgen_status_t run_forward(const Names& n, const char* variant, int log, kgen_dtype_t dtype, int64_t outer,
                       int64_t axis, int64_t inner, const void* x, const void* y, kgen_stream_t stream,
                       const char** selected, const Workspace& w = {}) {
   Call c;
   c.variant = variant;
-  c.workspace = w.data;
-  c.workspace_bytes = w.bytes;
+  c.workspace = w;
   KGEN_TRY(check_tensors(n, log, dtype, outer, axis, inner, x, nullptr, y, &c));
-  const Want want = selected ? Want::variant : w.size_out ? Want::workspace : Want::launch;
-  return finish(c, stream, want, selected, w.size_out);
+  return finish(c, stream, selected);
 }
 
 kgen_status_t run_backward(const Names& n, const char* variant, int log, kgen_dtype_t dtype, int64_t outer,
@@ -236,11 +204,9 @@ kgen_status_t run_backward(const Names& n, const char* variant, int log, kgen_dt
   Call c;
   c.variant = variant;
   c.family = Family::softmax_backward;
-  c.workspace = w.data;
-  c.workspace_bytes = w.bytes;
+  c.workspace = w;
   KGEN_TRY(check_tensors(n, log, dtype, outer, axis, inner, y, dy, dx, &c));
-  const Want want = selected ? Want::variant : w.size_out ? Want::workspace : Want::launch;
-  return finish(c, stream, want, selected, w.size_out);
+  return finish(c, stream, selected);
 }
 
 kgen_status_t run_masked(const char* variant, kgen_dtype_t dtype, int64_t batch, int64_t heads, int64_t queries,
@@ -249,7 +215,7 @@ kgen_status_t run_masked(const char* variant, kgen_dtype_t dtype, int64_t batch,
   Call c;
   c.variant = variant;
   KGEN_TRY(check_masked(dtype, batch, heads, queries, keys, x, m, y, &c));
-  return finish(c, stream, selected ? Want::variant : Want::launch, selected);
+  return finish(c, stream, selected);
 }
 
 kgen_status_t check_out(const char** variant) {
@@ -356,10 +322,8 @@ kgen_status_t kgen_softmax_workspace_size(const char* variant, int log, kgen_dty
                                          size_t* workspace_bytes) {
   KGEN_GUARD({
     KGEN_TRY(kgen::softmax::check_size_out(workspace_bytes));
-    kgen::softmax::Workspace w;
-    w.size_out = workspace_bytes;
     return kgen::softmax::run_forward(kDimNames, variant, log, dtype, outer, axis, inner, x, y, nullptr, nullptr,
-                                      w);
+                                      {nullptr, 0, workspace_bytes});
   })
 }
 
@@ -367,11 +331,8 @@ kgen_status_t kgen_softmax_dim_workspace(const char* variant, int log, kgen_dtyp
                                          int64_t axis, int64_t inner, const void* x, void* y, void* workspace,
                                          size_t workspace_bytes, kgen_stream_t stream) {
   KGEN_GUARD({
-    kgen::softmax::Workspace w;
-    w.data = workspace;
-    w.bytes = workspace_bytes;
     return kgen::softmax::run_forward(kDimNames, variant, log, dtype, outer, axis, inner, x, y, stream, nullptr,
-                                      w);
+                                      {workspace, workspace_bytes, nullptr});
   })
 }
 
@@ -380,10 +341,8 @@ kgen_status_t kgen_softmax_backward_workspace_size(const char* variant, int log,
                                                   const void* dy, const void* dx, size_t* workspace_bytes) {
   KGEN_GUARD({
     KGEN_TRY(kgen::softmax::check_size_out(workspace_bytes));
-    kgen::softmax::Workspace w;
-    w.size_out = workspace_bytes;
     return kgen::softmax::run_backward(kDimNames, variant, log, dtype, outer, axis, inner, y, dy, dx, nullptr,
-                                       nullptr, w);
+                                       nullptr, {nullptr, 0, workspace_bytes});
   })
 }
 
@@ -392,11 +351,8 @@ kgen_status_t kgen_softmax_backward_dim_workspace(const char* variant, int log, 
                                                   const void* dy, void* dx, void* workspace,
                                                   size_t workspace_bytes, kgen_stream_t stream) {
   KGEN_GUARD({
-    kgen::softmax::Workspace w;
-    w.data = workspace;
-    w.bytes = workspace_bytes;
     return kgen::softmax::run_backward(kDimNames, variant, log, dtype, outer, axis, inner, y, dy, dx, stream,
-                                       nullptr, w);
+                                       nullptr, {workspace, workspace_bytes, nullptr});
   })
 }
 

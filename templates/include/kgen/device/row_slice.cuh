@@ -22,7 +22,6 @@
 #include <cooperative_groups.h>
 
 #include <cstring>
-#include <mutex>
 #include <type_traits>
 
 #include "kgen/device/common.cuh"
@@ -279,14 +278,9 @@ cudaError_t launch_clusters(const DeviceInfo& d, unsigned grid, int block, cudaS
     return cudaGetLastError();
   } else {
     if constexpr (K > 8) {
-      constexpr int kMaxDevices = 64;
-      static std::once_flag once[kMaxDevices];
-      static cudaError_t result[kMaxDevices];
-      if (d.ordinal < 0 || d.ordinal >= kMaxDevices) return cudaErrorInvalidDevice;
-      std::call_once(once[d.ordinal], [&] {
-        result[d.ordinal] = cudaFuncSetAttribute(Kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-      });
-      if (result[d.ordinal] != cudaSuccess) return result[d.ordinal];
+      const cudaError_t err = softmax::once_per_device<Kernel, 1>(
+          d, [] { return cudaFuncSetAttribute(Kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1); });
+      if (err != cudaSuccess) return err;
     }
     cudaLaunchConfig_t config = {};
     config.gridDim = dim3(grid);

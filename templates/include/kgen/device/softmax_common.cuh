@@ -192,24 +192,31 @@ inline unsigned grid_for(int64_t blocks_needed, const DeviceInfo& d, int block, 
   return static_cast<unsigned>(g < 1 ? 1 : g);
 }
 
-// Raises a kernel's dynamic shared memory limit to all this device allows,
-// once per kernel and device (the kernel is a template argument so that each
-// instantiation has its own flags).
-template <auto Kernel>
-cudaError_t allow_max_smem(const DeviceInfo& d) {
+// The status of setup() (a kernel attribute a launch needs), run once per
+// device for each (Kernel, Setting): a template argument, so that each
+// instantiation has its own flags.
+template <auto Kernel, int Setting, class Setup>
+cudaError_t once_per_device(const DeviceInfo& d, Setup setup) {
   constexpr int kMaxDevices = 64;
   static std::once_flag once[kMaxDevices];
   static cudaError_t result[kMaxDevices];
   if (d.ordinal < 0 || d.ordinal >= kMaxDevices) return cudaErrorInvalidDevice;
-  std::call_once(once[d.ordinal], [&] {
+  std::call_once(once[d.ordinal], [&] { result[d.ordinal] = setup(); });
+  return result[d.ordinal];
+}
+
+// Raises a kernel's dynamic shared memory limit to all this device allows,
+// once per kernel and device.
+template <auto Kernel>
+cudaError_t allow_max_smem(const DeviceInfo& d) {
+  return once_per_device<Kernel, 0>(d, [&] {
     cudaFuncAttributes attr;
     cudaError_t err = cudaFuncGetAttributes(&attr, Kernel);
     if (err == cudaSuccess)
       err = cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  static_cast<int>(d.smem_per_block_optin - attr.sharedSizeBytes));
-    result[d.ordinal] = err;
+    return err;
   });
-  return result[d.ordinal];
 }
 
 }  // namespace softmax
