@@ -165,7 +165,8 @@ Score slice_heuristic(const Params& q, const Problem& p) {
 
 // Rows that leave most SMs idle in a block a row (at most half as many rows
 // as SMs) and that no block or cluster holds: above the uncached tier, and
-// under a quarter of the SMs above the smem tier too.  H100, kgen-bench
+// under a quarter of the SMs above the smem tier too (reasoned, not timed:
+// the smem tier would run such rows on at most a quarter of the SMs).  H100, kgen-bench
 // --variants (bench/NOTES.md split v1): one float32 row of 4M in 31 us
 // (the uncached tier takes a block a row: one SM of 132); 128 bfloat16
 // backward rows of 65536 in 79 us against 38 us uncached.  x is read twice
