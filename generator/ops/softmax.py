@@ -21,6 +21,10 @@ Rows (inner == 1, the last dim): three tiers as in OneFlow's design:
            kernel leaves each chunk's max and sum in a workspace, a second
            combines them and writes y (x read twice, the second time
            backwards, from L2 where it still is).
+  tile     short rows (or short axes, below) whose 16-byte packs the
+           register tiers cannot use: whole rows staged through shared
+           memory in 16-byte vectors at any length and alignment, computed
+           there by groups of lanes, stored back in vectors.
 Strided (inner > 1, a middle dim, no transpose): a thread owns a pack of
 `pack_size` adjacent inner positions ("columns") and a share of the axis;
 `col_lanes` lanes of a warp cover adjacent packs (coalesced along inner), the
@@ -30,6 +34,8 @@ other lanes and the block's warps split the axis.
                     the axis.
   strided_uncached  two passes over global memory (online max and sum); any
                     axis length.
+  tile              (as above) whole (axis x inner) slabs of short axes
+                    over an inner extent no 16-byte pack divides.
   generic  pack 1: the uncached row kernel when inner == 1, the strided
            uncached one otherwise; every valid problem, any alignment.
 softmax and log_softmax share each variant: the mode is a run-time argument
@@ -240,6 +246,30 @@ def split_tier():
                 params=(Param("pack_size", "p", lambda d: [max_pack(d)]), Param("block_size", "b", lambda d: BLOCKS)))
 
 
+# The tile tier: whole short rows or (axis x inner) slabs staged through
+# shared memory, block_size x cols_per_thread elements a tile (1-8 16-byte
+# packs a thread, at most 32 KB a tile and input).
+TILE_PACKS = (1, 2, 4, 8)
+TILE_BLOCKS = (32, 64, 128, 256)
+TILE_MAX_BYTES = 32 * 1024
+
+
+def tile_valid(d, p, arches):
+    return p["block_size"] * p["cols_per_thread"] * d.size <= TILE_MAX_BYTES
+
+
+def tile_default(d, p):
+    return p["cols_per_thread"] == 4 * max_pack(d) and p["block_size"] in (64, 128)
+
+
+def tile_tier():
+    return Tier(name="tile", template="softmax_tile.cu.j2",
+                params=(Param("pack_size", "p", lambda d: [max_pack(d)]),
+                        Param("cols_per_thread", "c", lambda d: [max_pack(d) * k for k in TILE_PACKS]),
+                        Param("block_size", "b", lambda d: TILE_BLOCKS)),
+                valid=tile_valid, in_default=tile_default)
+
+
 # The backward family (softmax_backward.py) renders the same templates with
 # its own kernels (DEVICE_NS).
 TIERS = (
@@ -270,6 +300,7 @@ TIERS = (
     ),
     *slice_tiers(backward=False),
     split_tier(),
+    tile_tier(),
     Tier(
         name="strided",
         template="softmax_strided.cu.j2",

@@ -75,7 +75,7 @@ inline BackwardCase backward_case(kgen_dtype_t d, int64_t outer, int64_t axis, i
 }
 
 // The tiers of the softmax and softmax_backward families (one parameter space).
-enum class Tier { warp, smem, uncached, block, cluster, split, strided, strided_uncached, generic };
+enum class Tier { warp, smem, uncached, block, cluster, split, tile, strided, strided_uncached, generic };
 
 struct VariantFacts {
   const char* name;
@@ -108,6 +108,7 @@ VariantFacts facts_of(const kgen::VariantInfo* v) {
     case T::block: tier = Tier::block; break;
     case T::cluster: tier = Tier::cluster; break;
     case T::split: tier = Tier::split; break;
+    case T::tile: tier = Tier::tile; break;
     case T::strided: tier = Tier::strided; break;
     case T::strided_uncached: tier = Tier::strided_uncached; break;
     case T::generic: tier = Tier::generic; break;
@@ -208,10 +209,16 @@ inline std::vector<DimCase> dim_cases(kgen::Family f, kgen_dtype_t d) {
 // 3 elements into its buffer, into y congruent to x and one element off,
 // both modes, y poisoned with `poison_byte` first; then in place one element
 // in.  A variant may refuse (KGEN_ERROR_UNSUPPORTED) only when `may_refuse`.
+// inner > 1: over dim 1 of (rows, cols, inner) (kgen_softmax_dim_variant).
 // Returns the out-of-place runs.
 inline int check_forward_offsets(const char* variant, kgen_dtype_t d, int64_t rows, int64_t cols, const HostTensor& x,
-                                 const std::vector<double> (&want)[2], unsigned char poison_byte, bool may_refuse) {
-  const size_t e = elem_size(d), n = static_cast<size_t>(rows * cols);
+                                 const std::vector<double> (&want)[2], unsigned char poison_byte, bool may_refuse,
+                                 int64_t inner = 1) {
+  const size_t e = elem_size(d), n = static_cast<size_t>(rows * cols * inner);
+  auto run = [&](int log, const void* in, void* out) {
+    return inner == 1 ? kgen_softmax_variant(variant, log, d, rows, cols, in, out, nullptr)
+                      : kgen_softmax_dim_variant(variant, log, d, rows, cols, inner, in, out, nullptr);
+  };
   DeviceBuffer dx(x.bytes.size() + 64), dy(x.bytes.size() + 64);
   int ran = 0;
   for (size_t x_off : {size_t(0), e, 3 * e})
@@ -219,10 +226,10 @@ inline int check_forward_offsets(const char* variant, kgen_dtype_t d, int64_t ro
       upload(dx, x, x_off);
       for (int log = 0; log < 2; ++log) {
         poison(dy.ptr, dy.bytes, nullptr, poison_byte);
-        const kgen_status_t st = kgen_softmax_variant(variant, log, d, rows, cols, dx.at(x_off), dy.at(y_off), nullptr);
+        const kgen_status_t st = run(log, dx.at(x_off), dy.at(y_off));
         if (st == KGEN_ERROR_UNSUPPORTED && may_refuse) continue;
-        INFO(variant << " log=" << log << " rows=" << rows << " cols=" << cols << " x+" << x_off << " y+" << y_off
-                     << ": " << kgen_last_error());
+        INFO(variant << " log=" << log << " rows=" << rows << " cols=" << cols << " inner=" << inner << " x+" << x_off
+                     << " y+" << y_off << ": " << kgen_last_error());
         REQUIRE(st == KGEN_OK);
         CUDA_REQUIRE(cudaDeviceSynchronize());
         check_matches(download(dy, d, n, y_off), want[log], tolerance(d));
@@ -231,9 +238,9 @@ inline int check_forward_offsets(const char* variant, kgen_dtype_t d, int64_t ro
     }
   for (int log = 0; log < 2; ++log) {
     upload(dx, x, e);
-    KGEN_REQUIRE(kgen_softmax_variant(variant, log, d, rows, cols, dx.at(e), dx.at(e), nullptr));
+    KGEN_REQUIRE(run(log, dx.at(e), dx.at(e)));
     CUDA_REQUIRE(cudaDeviceSynchronize());
-    INFO(variant << " in place log=" << log << " rows=" << rows << " cols=" << cols);
+    INFO(variant << " in place log=" << log << " rows=" << rows << " cols=" << cols << " inner=" << inner);
     check_matches(download(dx, d, n, e), want[log], tolerance(d));
   }
   return ran;

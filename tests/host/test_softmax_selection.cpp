@@ -175,7 +175,8 @@ TEST_CASE("rows no wide pack covers stay in registers at pack 1", "[selection][d
   // sweep: 2.8M rows of 26 float32 went a block a row to the smem tier,
   // 0.13x torch; bench/NOTES.md sweep v1)
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16, KGEN_FLOAT64}) {
-    for (int64_t cols : {1, 3, 26, 31, 333, 1001}) {
+    // (rows of 5-64 go to the tile tier: the next test)
+    for (int64_t cols : {1, 3, 333, 1001}) {
       if (d == KGEN_FLOAT64 && cols > 512) continue;
       Picked s = pick(d, 100000, cols);
       INFO(s.v->name << " cols " << cols);
@@ -184,9 +185,8 @@ TEST_CASE("rows no wide pack covers stay in registers at pack 1", "[selection][d
       CHECK(s.p.cols_per_thread * s.p.group_width <= std::max<int64_t>(2 * cols, 2));
     }
     // a wider pack that fits only a variant many times the row is not
-    // worth its idle lanes (float16 rows of 4 and 12: the pack-4 variants
-    // hold 512)
-    for (int64_t cols : {4, 12}) {
+    // worth its idle lanes (float16 rows of 4: the pack-4 variants hold 512)
+    for (int64_t cols : {4}) {
       Picked s = pick(d, 678000, cols);
       INFO(s.v->name << " cols " << cols);
       CHECK(s.p.tier == SoftmaxTier::warp);
@@ -196,6 +196,37 @@ TEST_CASE("rows no wide pack covers stay in registers at pack 1", "[selection][d
     INFO(shifted.v->name);
     CHECK(shifted.p.tier == SoftmaxTier::warp);
     CHECK(shifted.p.pack_size == 1);
+  }
+}
+
+TEST_CASE("odd rows of 5-64 values and odd slabs of short axes go to the tile tier when they fill the GPU",
+          "[selection][default-set]") {
+  // H100 (bench/NOTES.md tile v1): 1.3-1.8x the pack-1 warp and strided
+  // variants on rows of 5-29 and slabs of (3, 281); slower on rows of 333
+  // and longer, and on tensors of a few tiles
+  auto pick_dim = [](kgen_dtype_t d, int64_t outer, int64_t axis, int64_t inner, uintptr_t off) {
+    const kgen::DeviceInfo dev = h100();
+    kgen::softmax::Problem prob{d, false, outer, axis, addr(off), const_cast<void*>(addr(1u << 20 | off)), &dev,
+                                inner};
+    auto sel = kgen::select_variant(kgen::Family::softmax, d, dev, &prob, &kgen::softmax::heuristic);
+    REQUIRE(sel.variant != nullptr);
+    REQUIRE(sel.variant->supports(*sel.variant, &prob));
+    return *static_cast<const SoftmaxParams*>(sel.variant->params);
+  };
+  for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16, KGEN_FLOAT64}) {
+    INFO(elem(d));
+    for (int64_t cols : {5, 17, 29, 63}) CHECK(pick_dim(d, 2000000, cols, 1, 0).tier == SoftmaxTier::tile);
+    // misaligned rows of a length a pack divides
+    CHECK(pick_dim(d, 2000000, 32, 1, elem(d)).tier == SoftmaxTier::tile);
+    // aligned ones keep their wide-pack warp variants
+    CHECK(pick_dim(d, 2000000, 32, 1, 0).tier == SoftmaxTier::warp);
+    // rows of 3 and of 65 and more, and a few tiles' worth, keep the warp tier
+    for (int64_t cols : {3, 65, 333}) CHECK(pick_dim(d, 2000000, cols, 1, 0).tier != SoftmaxTier::tile);
+    CHECK(pick_dim(d, 100, 29, 1, 0).tier == SoftmaxTier::warp);
+    if (elem(d) == 2) CHECK(pick_dim(d, 20681, 43, 1, elem(d)).tier == SoftmaxTier::warp);  // 3.3 tiles an SM
+    // a short axis over an odd inner extent; an aligned one keeps the strided tile
+    CHECK(pick_dim(d, 8192, 3, 281, 0).tier == SoftmaxTier::tile);
+    CHECK(pick_dim(d, 8192, 3, 256, 0).tier == SoftmaxTier::strided);
   }
 }
 
@@ -259,6 +290,14 @@ TEST_CASE("supports() decides capability from extents and alignment", "[selectio
         kgen::softmax::Problem shifted = prob;
         shifted.x = addr(4);
         CHECK(v->supports(*v, &shifted));
+        continue;
+      }
+      if (p.tier == SoftmaxTier::tile) {  // a whole row in the tile, any alignment
+        const bool fits = cols <= int64_t{p.block_size} * p.cols_per_thread;
+        CHECK(v->supports(*v, &prob) == fits);
+        kgen::softmax::Problem shifted = prob;
+        shifted.x = addr(4);
+        CHECK(v->supports(*v, &shifted) == fits);
         continue;
       }
       bool expected = cols % p.pack_size == 0;
@@ -369,7 +408,10 @@ TEST_CASE("a short axis over a wide inner takes a warp across 32 columns or the 
       INFO(sel.variant->name << " for " << sh.outer << "x" << sh.axis << "x" << sh.inner);
       CHECK(sel.variant->supports(*sel.variant, &prob));
       const auto p = params_of<SoftmaxParams>(sel.variant);
-      if (p.tier == SoftmaxTier::strided || p.tier == SoftmaxTier::strided_uncached)
+      // a slab that fits a tile (odd inner): the tile tier, full-width accesses
+      if (p.tier == SoftmaxTier::tile)
+        CHECK(sh.axis * sh.inner <= int64_t{p.block_size} * p.cols_per_thread);
+      else if (p.tier == SoftmaxTier::strided || p.tier == SoftmaxTier::strided_uncached)
         CHECK(p.col_lanes * p.pack_size >= 32);
       else
         CHECK(p.tier == SoftmaxTier::generic);
@@ -390,6 +432,8 @@ TEST_CASE("strided supports(): inner packs, alignment, the tile's axis reach, no
         bool expected;
         if (p.tier == SoftmaxTier::generic) {
           expected = true;
+        } else if (p.tier == SoftmaxTier::tile) {  // whole (axis x inner) slabs that fit the tile
+          expected = axis * inner <= int64_t{p.block_size} * p.cols_per_thread;
         } else if (!strided) {
           expected = inner == 1 && v->supports(*v, &prob);  // row tiers: the last dim only
           if (inner != 1) CHECK_FALSE(v->supports(*v, &prob));

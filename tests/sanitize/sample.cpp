@@ -277,6 +277,15 @@ std::vector<SoftmaxSpec> softmax_specs(const SoftmaxKnobs& k, bool backward, int
       specs.push_back({2, p * (4 * k.block) + 7, 1, 1, 0});
       specs.push_back({3, 37, 1, 0, 0});
       break;
+    case SoftmaxTier::tile: {
+      // odd rows: a full tile and a partial last one; a slab of a short
+      // axis over an odd inner extent; a unit as long as the tile
+      const int64_t cap = int64_t{k.block} * k.cols_per_thread;
+      specs.push_back({std::max<int64_t>(3, cap / 29 + 5), 29, 1, 0, 0});
+      specs.push_back({7, 3, std::min<int64_t>(281, cap / 3), 1, 0});
+      specs.push_back({2, cap - 1, 1, 1, 0});
+      break;
+    }
     case SoftmaxTier::strided: {
       // the longest axis the tile takes with a partial last round, and a
       // short one; columns past a whole tile

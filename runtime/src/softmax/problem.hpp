@@ -107,6 +107,40 @@ inline int64_t split_workspace_bytes(const Problem& p, int block, int elem_size)
   return p.rows * split_parts(p, block, elem_size) * kSplitPartialBytes;
 }
 
+// The tile tier: whole units (a row, or the axis x inner slab of one outer
+// position; both contiguous) staged through shared memory, `capacity`
+// elements a tile (block_size x cols_per_thread), the tile's units cut into
+// columns that groups of `group` lanes compute.
+struct TileShape {
+  int64_t units;     // rows, or outer positions
+  int64_t unit;      // elements a unit: axis x inner
+  int64_t tiles;     // ceil(units / per_tile)
+  int64_t axis, inner;
+  int per_tile;      // units a tile holds
+  int group;         // lanes a column: a power of two up to 32
+};
+// Values a lane folds before the group widens (a row of 29 in groups of 4):
+// enough work per lane to pay for the shuffles, rows of up to 256 in a warp.
+constexpr int64_t kTileValuesPerLane = 8;
+inline TileShape tile_shape(const Problem& p, int64_t capacity) {
+  TileShape s{};
+  s.units = p.rows;
+  s.unit = p.cols * p.inner;
+  s.axis = p.cols;
+  s.inner = p.inner;
+  const int64_t fit = s.unit > 0 ? capacity / s.unit : 0;
+  s.per_tile = static_cast<int>(fit < 1 ? 1 : fit > s.units ? s.units : fit);
+  s.tiles = (s.units + s.per_tile - 1) / s.per_tile;
+  s.group = 1;
+  while (s.group < 32 && s.group * kTileValuesPerLane < s.axis) s.group *= 2;
+  return s;
+}
+// Shared memory of one tile: each of `inputs` staged spans, a 16-byte pack
+// of slack for the span's misaligned start.
+inline int64_t tile_smem_bytes(int64_t capacity, int elem_size, int inputs) {
+  return inputs * (capacity * elem_size + 16);
+}
+
 bool supports(const VariantInfo& v, const void* problem);
 // Device bytes variant v needs as workspace for p (0 for all but the split tier).
 int64_t workspace_bytes(const VariantInfo& v, const Problem& p);

@@ -76,6 +76,7 @@ bool supports_as(const VariantInfo& v, const Problem& p) {
   if (q.tier == Tier::block || q.tier == Tier::cluster) return slice_supports(q, p);
   if (q.tier == Tier::split)
     return p.inner == 1 && !p.mask && p.rows * split_parts(p, q.block_size, dtype_size(p.dtype)) <= INT32_MAX;
+  if (q.tier == Tier::tile) return !p.mask && p.cols * p.inner <= int64_t{q.block_size} * q.cols_per_thread;
   const int64_t pack_bytes = int64_t{q.pack_size} * dtype_size(p.dtype);
   const bool strided = q.tier == Tier::strided || q.tier == Tier::strided_uncached;
   if (strided) {
@@ -107,6 +108,7 @@ bool supports_as(const VariantInfo& v, const Problem& p) {
     case Tier::block:
     case Tier::cluster:
     case Tier::split:
+    case Tier::tile:
       return false;  // above
   }
   return false;
@@ -182,6 +184,48 @@ Score split_heuristic(const Params& q, const Problem& p) {
   return s;
 }
 
+// Units (a row, or a strided axis x inner slab) whose 16-byte packs the
+// register tiers cannot use: a row or inner extent that no 16-byte pack
+// divides, or a tensor off a 16-byte boundary.  H100, bench/variants.py
+// (bench/NOTES.md tile v1), against the best other variant:
+//  - rows of 5-29 values: 1.3-1.8x faster (957497x5 float16 18.0 us
+//    against 31.2 us in a pack-1 warp variant, 587x307x29 17.0 against
+//    31.0); rows of 3-4 even or slower (1242x182x3x4 float16 12.7 against
+//    13.0 us, 2x512x149x5x3 float32 15.2 against 14.1);
+//    rows of 333-2048 slower (4x256x41x2x333 bfloat16 85 us against 64.5,
+//    a column of a row computed by one warp, values read from shared
+//    memory), so rows take the tile from kTileMinRow to kTileMaxRow values;
+//  - slabs of a short axis: (8192, 3, 281) float16 31.9 us against 46.2
+//    in the pack-1 strided tile, (4919x2, 613, 2) 49 against 87;
+//  - problems of a few tiles: a lane computes up to 32 columns one after
+//    another, 2-4x a pack-1 warp variant on tensors of 2-500 KB, and
+//    1.2-1.6x at 3-4.4 tiles an SM (20681x43 bfloat16 one element in 10.9
+//    us against 6.9, 1025x17x5x14 10.9 against 8.9; random sweep), so the
+//    tile tier needs kTileWaves tiles an SM (91127x17 bfloat16, 5.7 tiles
+//    an SM, 10.4 us against 13.5);
+//  - the backward's slabs were not measured and keep the strided tiers.
+// Among tiles: the fewest idle eighths of the tile, then blocks of 64
+// threads (32-128 within 5%), then the smaller tile.
+constexpr int64_t kTileMinRow = 5, kTileMaxRow = 64;
+constexpr int64_t kTileWaves = 5;
+template <class Params>
+Score tile_heuristic(const Params& q, const Problem& p) {
+  const int64_t pack = 16 / dtype_size(p.dtype);
+  const bool wide = aligned_all(p, 16) && (p.inner == 1 ? p.cols : p.inner) % pack == 0;
+  if (wide || (p.inner == 1 && (p.cols < kTileMinRow || p.cols > kTileMaxRow)) || (backward(p) && p.inner > 1))
+    return Score::reject();
+  const int64_t cap = int64_t{q.block_size} * q.cols_per_thread, unit = p.cols * p.inner;
+  if (tile_shape(p, cap).tiles < kTileWaves * p.device->sm_count) return Score::reject();
+  Score s;
+  s.key[0] = p.inner == 1 ? 3 : 7;
+  s.key[1] = 100;
+  const int64_t used = std::min(p.rows, cap / unit) * unit;
+  s.key[2] = -((cap - used) * 8 / cap);
+  s.key[3] = -std::abs(q.block_size - 64);
+  s.key[4] = -q.cols_per_thread;
+  return s;
+}
+
 template <class Params, class Tier>
 Score heuristic_as(const VariantInfo& v, const Problem& p) {
   const Params& q = *static_cast<const Params*>(v.params);
@@ -246,6 +290,8 @@ Score heuristic_as(const VariantInfo& v, const Problem& p) {
       return slice_heuristic(q, p);
     case Tier::split:
       return split_heuristic(q, p);
+    case Tier::tile:
+      return tile_heuristic(q, p);
     case Tier::strided: {
       // Above the row tiers when the dim is not the last (they cannot run
       // it); below the generic one when it is (a column a lane,

@@ -11,6 +11,7 @@
 #include "kgen/device/softmax_common.cuh"
 #include "kgen/device/softmax_load.cuh"
 #include "kgen/device/softmax_strided.cuh"
+#include "kgen/device/tile.cuh"
 #include "softmax/problem.hpp"
 
 namespace kgen {
@@ -336,6 +337,80 @@ __global__ void __launch_bounds__(B, kSplitMinBlocks<T, B>)
   if (s.edge >= 0) yr[s.edge] = from_compute<T>(softmax_of<LOG>(to_compute(xr[s.edge]), st.m, ls));
 }
 
+// ---------------------------------------------------------------- tile tier
+// Short rows or short axes whose 16-byte packs the register tiers cannot
+// use (odd lengths, misaligned tensors): whole units staged through shared
+// memory in 16-byte vectors (tile.cuh), each column computed there by a
+// group of lanes, y stored as x was read.  A column of up to
+// kTileValuesPerLane values a lane is read once into registers (max, exp,
+// sum as the warp tier does them); longer ones (rows past 256 values) are
+// folded in chunks of that many into a running (max, sum) and read again.
+template <class T, int B, int U, bool LOG>
+__global__ void __launch_bounds__(B) tile_kernel(const T* x, T* y, kgen::softmax::TileShape sh, int64_t capacity) {
+  using Cm = compute_t<T>;
+  constexpr int K = kgen::softmax::kTileValuesPerLane;
+  const T* const in[1] = {x};
+  tiles::run_tiles<T, B, U, 1>(in, y, sh, capacity, [&](T* const* buf, const tiles::Span* sp, int64_t n) {
+    T* b = buf[0] + sp[0].mis;
+    const int64_t step = sh.inner, axis = sh.axis;
+    const int g = sh.group;
+    const bool one_chunk = axis <= int64_t{K} * g;
+    tiles::for_each_column<B>(sh, n, [&](int64_t at, bool ok, int lane) {
+      T* v = b + at;
+      // the lane's K values from axis position a0 on, g apart (-inf past
+      // the axis); returns their max
+      auto load = [&](int64_t a0, Cm(&r)[K]) {
+        Cm m = neg_inf<Cm>();
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+          const int64_t a = a0 + int64_t{k} * g;
+          r[k] = ok && a < axis ? to_compute(v[a * step]) : neg_inf<Cm>();
+          m = MaxOp()(m, r[k]);
+        }
+        return m;
+      };
+      if (one_chunk) {
+        Cm r[K];
+        const Cm m = tiles::group_reduce(load(lane, r), MaxOp(), g);
+        Cm s = 0;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+          r[k] -= m;
+          if (LOG) {
+            s += kexp(r[k]);
+          } else {
+            r[k] = kexp(r[k]);
+            s += r[k];
+          }
+        }
+        s = tiles::group_reduce(s, SumOp(), g);
+        if (!ok) return;
+        const Cm ls = LOG ? klog(s) : Cm(1) / s;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+          const int64_t a = lane + int64_t{k} * g;
+          if (a < axis) v[a * step] = from_compute<T>(LOG ? r[k] - ls : r[k] * ls);
+        }
+        return;
+      }
+      Online<Cm> st = Online<Cm>::identity();
+      for (int64_t a0 = lane; a0 < axis; a0 += int64_t{K} * g) {
+        Cm r[K];
+        const Cm m = load(a0, r);
+        const Cm ms = Online<Cm>::safe(m);
+        Cm s = 0;
+#pragma unroll
+        for (int k = 0; k < K; ++k) s += kexp(r[k] - ms);
+        st = Online<Cm>::merge(st, Online<Cm>{m, s});
+      }
+      st = tiles::group_reduce(st, OnlineOp(), g);
+      if (!ok) return;
+      const Cm ls = LOG ? klog(st.s) : Cm(1) / st.s;
+      for (int64_t a = lane; a < axis; a += g) v[a * step] = from_compute<T>(softmax_of<LOG>(to_compute(v[a * step]), st.m, ls));
+    });
+  });
+}
+
 // ------------------------------------------------------------ host launchers
 // Each row launcher runs its kernel with the problem's load (plain or
 // masked) and mode; the masked softmax has no log mode.
@@ -445,6 +520,14 @@ cudaError_t launch_split(const void* problem, cudaStream_t stream) {
   else
     split_apply_kernel<T, B, kSplitLoads, false><<<grid, B, 0, stream>>>(x, y, p.cols, parts, partial);
   return cudaGetLastError();
+}
+
+template <class T, int C, int B>
+cudaError_t launch_tile(const void* problem, cudaStream_t stream) {
+  const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
+  constexpr int U = C / rows::kVec<T>;
+  return tiles::launch<T, C, B, 1, tile_kernel<T, B, U, false>, tile_kernel<T, B, U, true>>(
+      p, stream, static_cast<const T*>(p.x), static_cast<T*>(p.y));
 }
 
 // Pack 1: the uncached row kernel for the last dim, the strided two-pass

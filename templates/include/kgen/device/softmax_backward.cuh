@@ -11,6 +11,7 @@
 #include "kgen/device/row_slice.cuh"
 #include "kgen/device/softmax_common.cuh"
 #include "kgen/device/softmax_strided.cuh"
+#include "kgen/device/tile.cuh"
 #include "softmax/problem.hpp"
 
 namespace kgen {
@@ -286,6 +287,59 @@ __global__ void __launch_bounds__(B, kSplitMinBlocks<T, B>)
     dx[off + s.edge] = from_compute<T>(grad<LOG>(to_compute(y[off + s.edge]), to_compute(dy[off + s.edge]), sum));
 }
 
+// ---------------------------------------------------------------- tile tier
+// As the forward's: y and dy staged through shared memory, each column's
+// sum and dx computed there (dx over y's copy), dx stored as y was read;
+// up to kTileValuesPerLane values a lane read once, longer columns twice.
+template <class T, int B, int U, bool LOG>
+__global__ void __launch_bounds__(B)
+    tile_kernel(const T* y, const T* dy, T* dx, kgen::softmax::TileShape sh, int64_t capacity) {
+  using Cm = compute_t<T>;
+  constexpr int K = kgen::softmax::kTileValuesPerLane;
+  const T* const in[2] = {y, dy};
+  tiles::run_tiles<T, B, U, 2>(in, dx, sh, capacity, [&](T* const* buf, const tiles::Span* sp, int64_t n) {
+    T* yb = buf[0] + sp[0].mis;
+    const T* db = buf[1] + sp[1].mis;
+    const int64_t step = sh.inner, axis = sh.axis;
+    const int g = sh.group;
+    const bool one_chunk = axis <= int64_t{K} * g;
+    tiles::for_each_column<B>(sh, n, [&](int64_t at, bool ok, int lane) {
+      if (one_chunk) {
+        Cm ry[K], rd[K];
+        Cm s = 0;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+          const int64_t a = lane + int64_t{k} * g;
+          const bool in_axis = ok && a < axis;
+          ry[k] = in_axis ? to_compute(yb[at + a * step]) : Cm(0);
+          rd[k] = in_axis ? to_compute(db[at + a * step]) : Cm(0);
+          s += term<LOG>(ry[k], rd[k]);
+        }
+        s = tiles::group_reduce(s, SumOp(), g);
+        if (!ok) return;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+          const int64_t a = lane + int64_t{k} * g;
+          if (a < axis) yb[at + a * step] = from_compute<T>(grad<LOG>(ry[k], rd[k], s));
+        }
+        return;
+      }
+      Cm s = 0;
+      if (ok)
+        for (int64_t a = lane; a < axis; a += g) {
+          const int64_t i = at + a * step;
+          s += term<LOG>(to_compute(yb[i]), to_compute(db[i]));
+        }
+      s = tiles::group_reduce(s, SumOp(), g);
+      if (!ok) return;
+      for (int64_t a = lane; a < axis; a += g) {
+        const int64_t i = at + a * step;
+        yb[i] = from_compute<T>(grad<LOG>(to_compute(yb[i]), to_compute(db[i]), s));
+      }
+    });
+  });
+}
+
 // ------------------------------------------------------------ host launchers
 template <class T, int P, int C, int G, int R, bool PAD>
 cudaError_t launch_warp(const void* problem, cudaStream_t stream) {
@@ -367,6 +421,14 @@ template <class T, int B>
 cudaError_t launch_split(const void* problem, cudaStream_t stream) {
   const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
   return p.log ? launch_split_as<T, B, true>(p, stream) : launch_split_as<T, B, false>(p, stream);
+}
+
+template <class T, int C, int B>
+cudaError_t launch_tile(const void* problem, cudaStream_t stream) {
+  const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
+  constexpr int U = C / rows::kVec<T>;
+  return tiles::launch<T, C, B, 2, tile_kernel<T, B, U, false>, tile_kernel<T, B, U, true>>(
+      p, stream, static_cast<const T*>(p.x), static_cast<const T*>(p.dy), static_cast<T*>(p.y));
 }
 
 // Pack 1: the uncached row kernel for the last dim, the strided two-pass

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Named problems on every compiled variant, beside torch: whether selection
+or the kernels are at fault on a shape, without a random sweep.
+
+Problems are written as the sweep's reports write them (bench/sweep.py),
+family first: "softmax log_softmax 8192x3x281 dim=1 f16 +1" (+1: the tensor
+one element into its storage).  Softmax and reductions take dim=D.
+
+    KGEN_LIBRARY=build/runtime/libkgen.so PYTHONPATH=python python3 bench/variants.py \\
+        [--top 6] [--reps 15] "softmax softmax 587x307x29 dim=2 f16" ...
+
+Prints, per problem: torch eager, kgen's selection and the fastest variants
+(us and % of a device-to-device copy of the same traffic).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import compare_torch as ct  # noqa: E402
+import sweep  # noqa: E402
+
+torch, kgen = ct.torch, ct.kgen
+
+
+def parse(text: str) -> dict:
+    """'softmax log_softmax 8192x3x281 dim=1 f16 +1' -> a sweep problem."""
+    words = text.split()
+    if len(words) < 4:
+        raise ValueError(f"{text!r}: family op shape [dim=D] dtype [+1]")
+    p = dict(family=words[0], op=words[1], shape=[int(v) for v in words[2].split("x")], offset=0)
+    for w in words[3:]:
+        if w.startswith("dim="):
+            p["dim"] = int(w[4:])
+        elif w == "+1":
+            p["offset"] = 1
+        else:
+            p["dtype"] = w
+    if p["family"] in ("softmax", "reduce") and "dim" not in p:
+        p["dim"] = len(p["shape"]) - 1 if p["family"] == "softmax" else None
+    return p
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("problems", nargs="+")
+    ap.add_argument("--top", type=int, default=6, help="fastest variants a problem lists")
+    ap.add_argument("--reps", type=int, default=15)
+    args = ap.parse_args(argv)
+    if torch is None or not torch.cuda.is_available():
+        print(f"variants: {ct.IMPORT_ERROR if torch is None else 'no CUDA device'}", file=sys.stderr)
+        return 77
+    timer = ct.Timer(args.reps)
+    probs = [parse(t) for t in args.problems]
+    copies = sweep.CopyTable(timer, max(sweep.traffic(p) for p in probs))
+    ok = True
+    for p in probs:
+        prob = sweep.Problem(p)
+        moved = sweep.traffic(p)
+
+        def pct(us: float) -> float:
+            return 100.0 * moved / (us * 1e3) / copies.gbps(moved) if us > 0 else 0.0
+
+        got_ok = prob.check(prob.kgen(prob.inputs[0]))
+        ok = ok and got_ok
+        selected = kgen.selected(prob.kgen, prob.inputs[0])
+        kgen_us = prob.time(prob.kgen, timer)
+        torch_us = prob.time(prob.eager, timer)
+        print(f"{sweep.describe(p)}: {moved / 2**20:.1f} MiB; torch {torch_us:.1f} us ({pct(torch_us):.0f}%), "
+              f"kgen {kgen_us:.1f} us ({pct(kgen_us):.0f}%) {torch_us / kgen_us:.2f}x, {selected}"
+              f"{'' if got_ok else ' WRONG'}", flush=True)
+        for us, name in sweep.scan_variants(prob, kgen_us, args.reps)[:args.top]:
+            print(f"    {us:9.1f} us {pct(us):4.0f}%  {name}", flush=True)
+        prob = None
+        torch.cuda.empty_cache()
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,166 @@
+// The tile tier (whole short rows, or the (axis x inner) slabs of a short
+// axis, staged through shared memory in 16-byte vectors): every compiled
+// variant, forward and backward, rows and slabs of odd lengths at every
+// alignment, y congruent to x or not, in place, a partial last tile, a unit
+// as long as the tile, special values; and selection.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "gpu_util.hpp"
+#include "softmax_util.hpp"
+
+using namespace test;
+
+namespace {
+
+const kgen_dtype_t kDtypes[] = {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16, KGEN_FLOAT64};
+
+bool is_tile(const VariantFacts& v) { return v.tier == Tier::tile; }
+
+int64_t capacity_of(const char* name) {
+  const auto& q = *static_cast<const kgen::gen::SoftmaxParams*>(kgen::Registry::find(name)->params);
+  return int64_t{q.block_size} * q.cols_per_thread;
+}
+
+// (outer, axis, inner) shapes a tile variant of `cap` elements runs: rows
+// (inner 1) of one value, of a few in one lane, of a group of lanes, of a
+// whole warp, the longest unit, with a partial last tile; slabs of a short
+// axis over an odd inner extent, of an axis of one, of an axis that takes
+// a group of lanes, and one as long as the tile.
+std::vector<DimCase> tile_cases(int64_t cap) {
+  std::vector<DimCase> out = {
+      oai_case(37, 1, 1),        oai_case(cap / 5 + 3, 5, 1), oai_case(cap / 29 * 2 + 1, 29, 1),
+      oai_case(5, std::min<int64_t>(673, cap / 2 - 1), 1), oai_case(3, cap - 1, 1),
+      oai_case(cap / 843 * 3 + 2, 3, 281), oai_case(9, 1, 13), oai_case(4, 40, 3),
+      oai_case(2, 2, cap / 2 - 1),
+  };
+  out.erase(std::remove_if(out.begin(), out.end(),
+                           [&](const DimCase& c) { return c.outer < 1 || c.axis * c.inner > cap; }),
+            out.end());
+  return out;
+}
+
+// All -inf, a NaN, +inf, half -inf, huge magnitudes in the first five units.
+void add_special_units(HostTensor& x, const DimCase& c) {
+  const int64_t unit = c.axis * c.inner;
+  if (c.outer < 5) return;
+  const double inf = std::numeric_limits<double>::infinity();
+  for (int64_t k = 0; k < unit; ++k) x.set(k, -inf);
+  x.set(unit + unit / 2, NAN);
+  x.set(2 * unit + unit / 3, inf);
+  for (int64_t k = 0; k < unit; k += 2) x.set(3 * unit + k, -inf);
+  for (int64_t k = 0; k < unit; ++k) x.set(4 * unit + k, x.get(4 * unit + k) * 3000.0);
+}
+
+// The backward over (outer, axis, inner): y at 0 or one element in, dy and
+// dx congruent to y or one element off, dx poisoned; then dx over dy.
+int check_backward_dim_offsets(const char* variant, kgen_dtype_t d, const DimCase& c, bool log,
+                               const BackwardCase& bc) {
+  const size_t e = elem_size(d), n = c.size();
+  DeviceBuffer y(bc.y.bytes.size() + 64), dy(bc.y.bytes.size() + 64), dx(bc.y.bytes.size() + 64);
+  int ran = 0;
+  for (size_t off : {size_t(0), e})
+    for (size_t other : {size_t(0), e}) {
+      upload(y, bc.y, off);
+      upload(dy, bc.dy, other);
+      poison(dx.ptr, dx.bytes, nullptr, kOutsideByte);
+      INFO(variant << " " << c.text << " log=" << log << " y+" << off << " dy,dx+" << other);
+      KGEN_REQUIRE(kgen_softmax_backward_variant(variant, log, d, c.outer, c.axis, c.inner, y.at(off), dy.at(other),
+                                                 dx.at(other), nullptr));
+      CUDA_REQUIRE(cudaDeviceSynchronize());
+      check_matches(download(dx, d, n, other), bc.want, backward_tolerance(d), &bc.slack);
+      ++ran;
+    }
+  upload(y, bc.y, 0);
+  upload(dy, bc.dy, e);
+  KGEN_REQUIRE(
+      kgen_softmax_backward_variant(variant, log, d, c.outer, c.axis, c.inner, y.ptr, dy.at(e), dy.at(e), nullptr));
+  CUDA_REQUIRE(cudaDeviceSynchronize());
+  INFO(variant << " in place " << c.text << " log=" << log);
+  check_matches(download(dy, d, n, e), bc.want, backward_tolerance(d), &bc.slack);
+  return ran;
+}
+
+}  // namespace
+
+TEST_CASE("tile softmax variants: odd rows and slabs at every alignment, special values, in place",
+          "[softmax][tile]") {
+  for (kgen_dtype_t d : kDtypes) {
+    int ran = 0;
+    for (const VariantFacts& v : family_variants(kgen::Family::softmax, d)) {
+      if (!is_tile(v)) continue;
+      for (const DimCase& c : tile_cases(capacity_of(v.name))) {
+        HostTensor x = random_tensor(d, c.size());
+        add_special_units(x, c);
+        const std::vector<double> want[2] = {softmax_reference(values(x), c.outer, c.axis, c.inner, false),
+                                             softmax_reference(values(x), c.outer, c.axis, c.inner, true)};
+        ran += check_forward_offsets(v.name, d, c.outer, c.axis, x, want, kOutsideByte, false, c.inner);
+      }
+    }
+    INFO(dtype_short(d));
+    CHECK(ran > 0);
+  }
+}
+
+TEST_CASE("tile softmax_backward variants: odd rows and slabs at every alignment, in place",
+          "[softmax_backward][tile]") {
+  for (kgen_dtype_t d : kDtypes) {
+    int ran = 0;
+    for (const VariantFacts& v : family_variants(kgen::Family::softmax_backward, d)) {
+      if (!is_tile(v)) continue;
+      for (const DimCase& c : tile_cases(capacity_of(v.name)))
+        for (int log = 0; log < 2; ++log)
+          ran += check_backward_dim_offsets(v.name, d, c, log, backward_case(d, c.outer, c.axis, c.inner, log));
+    }
+    INFO(dtype_short(d));
+    CHECK(ran > 0);
+  }
+}
+
+TEST_CASE("a unit longer than the tile is refused; nothing is written", "[softmax][tile]") {
+  for (const VariantFacts& v : family_variants(kgen::Family::softmax, KGEN_FLOAT32)) {
+    if (!is_tile(v)) continue;
+    const int64_t cols = capacity_of(v.name) + 1;
+    DeviceBuffer x(cols * 4), y(cols * 4);
+    poison(x.ptr, x.bytes);
+    poison(y.ptr, y.bytes, nullptr, kOutsideByte);
+    INFO(v.name);
+    CHECK(kgen_softmax_variant(v.name, 0, KGEN_FLOAT32, 1, cols, x.ptr, y.ptr, nullptr) == KGEN_ERROR_UNSUPPORTED);
+    CUDA_REQUIRE(cudaDeviceSynchronize());
+    CHECK(count_bytes(y, kOutsideByte) == y.bytes);
+  }
+}
+
+TEST_CASE("odd rows of 5-64 and odd slabs of short axes select the tile tier, others do not",
+          "[softmax][softmax_backward][tile][selection]") {
+  struct Want {
+    kgen_dtype_t d;
+    int64_t outer, axis, inner;
+    size_t x_off;
+    bool tile;
+  };
+  const Want cases[] = {
+      {KGEN_FLOAT16, 587 * 307, 29, 1, 0, true},   {KGEN_BFLOAT16, 91127, 17, 1, 0, true},
+      {KGEN_FLOAT32, 65536, 32, 1, 4, true},       {KGEN_FLOAT16, 8192, 3, 281, 0, true},
+      {KGEN_FLOAT32, 957497, 5, 1, 0, true},       {KGEN_FLOAT16, 65536, 32, 1, 0, false},
+      {KGEN_BFLOAT16, 8265, 673, 1, 0, false},     {KGEN_FLOAT16, 1024, 3001, 1, 0, false},
+      {KGEN_FLOAT32, 64, 1000, 64, 0, false},      {KGEN_FLOAT16, 100, 29, 1, 0, false},
+  };
+  for (const Want& w : cases) {
+    const size_t n = static_cast<size_t>(w.outer * w.axis * w.inner) * elem_size(w.d);
+    DeviceBuffer x(n + 64), y(n + 64), dy(n + 64);
+    const char* fwd = nullptr;
+    const char* bwd = nullptr;
+    KGEN_REQUIRE(kgen_softmax_dim_selected(0, w.d, w.outer, w.axis, w.inner, x.at(w.x_off), y.at(w.x_off), &fwd));
+    KGEN_REQUIRE(kgen_softmax_backward_selected(0, w.d, w.outer, w.axis, w.inner, x.at(w.x_off), dy.at(w.x_off),
+                                                y.at(w.x_off), &bwd));
+    INFO(dtype_short(w.d) << " (" << w.outer << ", " << w.axis << ", " << w.inner << ") +" << w.x_off << ": " << fwd
+                          << ", " << bwd);
+    CHECK((find_facts(kgen::Family::softmax, fwd).tier == Tier::tile) == w.tile);
+    // the backward's slabs keep the strided tiers (not measured)
+    CHECK((find_facts(kgen::Family::softmax_backward, bwd).tier == Tier::tile) == (w.tile && w.inner == 1));
+  }
+}
