@@ -6,10 +6,10 @@
 //   kgen-bench softmax_backward [--dtypes f32,f16,bf16] [--cols 32,128,...] [--mib 512]
 //                      [--reps 30] [--variants] [--md FILE] [--csv FILE]
 //                      (softmax and log_softmax backward over the forward's rows)
-//   kgen-bench softmax_dim [--dtypes f32,f16,bf16]
+//   kgen-bench softmax_dim [--dtypes f32,f16,bf16] [--shapes OUTERxAXISxINNER,...]
 //                      [--ops softmax,log_softmax,softmax_backward,log_softmax_backward]
 //                      [--reps 30] [--variants] [--md FILE] [--csv FILE]
-//                      (over dim 1 of (N, C, H*W) tensors)
+//                      (over dim 1 of (N, C, H*W) tensors, or of the shapes given)
 //   kgen-bench softmax_masked [--dtypes f16,bf16,f32] [--ops bool,additive,causal]
 //                      [--reps 30] [--variants] [--md FILE] [--csv FILE]
 //                      (attention shapes: batch 8, heads 16, S 1024 and 2048)
@@ -58,6 +58,7 @@ struct Options {
   bool variants = false;
   std::string md, csv;
   std::string torch;  // topk: a CSV of PyTorch's times (bench/topk_torch.py)
+  std::string shapes;  // softmax_dim: OUTERxAXISxINNER,... in place of the built-in list
 };
 
 // One measured line: the family's op, its shape, and the numbers.
@@ -341,8 +342,22 @@ int bench_softmax_dim(const Options& o) {
   Run run("softmax_dim", "2 (forward: read x, write y) or 3 (backward: read y, read dy, write dx) x tensor bytes");
   const std::vector<std::string> ops = {"softmax", "log_softmax", "softmax_backward", "log_softmax_backward"};
   if (!known_ops(o.ops, ops)) return 2;
+  std::vector<DimShape> shapes(std::begin(kDimShapes), std::end(kDimShapes));
+  if (!o.shapes.empty()) {
+    shapes.clear();
+    for (const std::string& t : split(o.shapes)) {
+      DimShape d{};
+      if (std::sscanf(t.c_str(), "%lldx%lldx%lld", reinterpret_cast<long long*>(&d.outer),
+                      reinterpret_cast<long long*>(&d.axis), reinterpret_cast<long long*>(&d.inner)) != 3 ||
+          d.outer < 1 || d.axis < 1 || d.inner < 1) {
+        std::fprintf(stderr, "--shapes: %s is not OUTERxAXISxINNER\n", t.c_str());
+        return 2;
+      }
+      shapes.push_back(d);
+    }
+  }
   for (const std::string& dname : dtypes_or(o, {"f32", "f16", "bf16"}))
-    for (const DimShape& s : kDimShapes) {
+    for (const DimShape& s : shapes) {
       const std::string dims = std::to_string(s.outer) + "," + std::to_string(s.axis) + "," + std::to_string(s.inner);
       const std::string shape = "(" + dims + ") dim 1";
       for (int backward = 0; backward < 2; ++backward) {
@@ -522,7 +537,7 @@ int usage() {
                "                          [--reps 30] [--variants] [--md FILE] [--csv FILE]\n"
                "       kgen-bench softmax_backward [--dtypes f32,f16,bf16] [--cols 32,128,...] [--mib 512]\n"
                "                          [--reps 30] [--variants] [--md FILE] [--csv FILE]\n"
-               "       kgen-bench softmax_dim [--dtypes f32,f16,bf16]\n"
+               "       kgen-bench softmax_dim [--dtypes f32,f16,bf16] [--shapes OUTERxAXISxINNER,...]\n"
                "                          [--ops softmax,log_softmax,softmax_backward,log_softmax_backward]\n"
                "                          [--reps 30] [--variants] [--md FILE] [--csv FILE]\n"
                "       kgen-bench softmax_masked [--dtypes f16,bf16,f32] [--ops bool,additive,causal]\n"
@@ -563,6 +578,7 @@ int main(int argc, char** argv) {
     else if (a == "--md") o.md = next();
     else if (a == "--csv") o.csv = next();
     else if (a == "--torch") o.torch = next();
+    else if (a == "--shapes") o.shapes = next();
     else return usage();
   }
   int count = 0;
