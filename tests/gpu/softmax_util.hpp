@@ -247,9 +247,10 @@ inline int check_forward_offsets(const char* variant, kgen_dtype_t d, int64_t ro
 }
 
 // The same for the backward: y at 0 or one element in, dy and dx congruent
-// to y or one element off, dx poisoned first.  Returns the runs.
+// to y or one element off, dx poisoned first; inner > 1: over dim 1 of
+// (rows, cols, inner).  Returns the runs.
 inline int check_backward_offsets(const char* variant, kgen_dtype_t d, int64_t rows, int64_t cols, bool log,
-                                  const BackwardCase& c, bool may_refuse) {
+                                  const BackwardCase& c, bool may_refuse, int64_t inner = 1) {
   const size_t e = elem_size(d), n = c.y.bytes.size() / e;
   DeviceBuffer y(c.y.bytes.size() + 64), dy(c.y.bytes.size() + 64), dx(c.y.bytes.size() + 64);
   int ran = 0;
@@ -259,10 +260,10 @@ inline int check_backward_offsets(const char* variant, kgen_dtype_t d, int64_t r
       upload(dy, c.dy, other);
       poison(dx.ptr, dx.bytes, nullptr, kOutsideByte);
       const kgen_status_t st =
-          kgen_softmax_backward_variant(variant, log, d, rows, cols, 1, y.at(off), dy.at(other), dx.at(other), nullptr);
+          kgen_softmax_backward_variant(variant, log, d, rows, cols, inner, y.at(off), dy.at(other), dx.at(other), nullptr);
       if (st == KGEN_ERROR_UNSUPPORTED && may_refuse) continue;
-      INFO(variant << " log=" << log << " cols=" << cols << " y+" << off << " dy,dx+" << other << ": "
-                   << kgen_last_error());
+      INFO(variant << " log=" << log << " cols=" << cols << " inner=" << inner << " y+" << off << " dy,dx+" << other
+                   << ": " << kgen_last_error());
       REQUIRE(st == KGEN_OK);
       CUDA_REQUIRE(cudaDeviceSynchronize());
       check_matches(download(dx, d, n, other), c.want, backward_tolerance(d), &c.slack);

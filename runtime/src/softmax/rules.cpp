@@ -198,14 +198,15 @@ Score split_heuristic(const Params& q, const Problem& p) {
 //  - slabs of a short axis: (8192, 3, 281) float16 31.9 us against 46.2
 //    in the pack-1 strided tile, (4919x2, 613, 2) 49 against 87;
 //  - problems of a few tiles: a lane computes up to 32 columns one after
-//    another, 2-4x a pack-1 warp variant on tensors of 2-500 KB, and
-//    1.2-1.6x at 3-4.4 tiles an SM (20681x43 bfloat16 one element in 10.9
+//    another, 2-4.7x a pack-1 warp variant on tensors of 2-800 KB, and
+//    1.2-1.6x at 3.3-4.5 tiles an SM (20681x43 bfloat16 one element in 10.9
 //    us against 6.9, 1025x17x5x14 10.9 against 8.9; random sweep), so the
 //    tile tier needs kTileWaves tiles an SM (91127x17 bfloat16, 5.7 tiles
 //    an SM, 10.4 us against 13.5);
 //  - the backward's slabs were not measured and keep the strided tiers.
 // Among tiles: the fewest idle eighths of the tile, then blocks of 64
-// threads (32-128 within 5%), then the smaller tile.
+// threads (32-128 within 5% on the sweep's problems but bfloat16 rows of
+// 673, which no rule gives the tile), then the smaller tile.
 constexpr int64_t kTileMinRow = 5, kTileMaxRow = 64;
 constexpr int64_t kTileWaves = 5;
 template <class Params>
@@ -214,13 +215,13 @@ Score tile_heuristic(const Params& q, const Problem& p) {
   const bool wide = aligned_all(p, 16) && (p.inner == 1 ? p.cols : p.inner) % pack == 0;
   if (wide || (p.inner == 1 && (p.cols < kTileMinRow || p.cols > kTileMaxRow)) || (backward(p) && p.inner > 1))
     return Score::reject();
-  const int64_t cap = int64_t{q.block_size} * q.cols_per_thread, unit = p.cols * p.inner;
-  if (tile_shape(p, cap).tiles < kTileWaves * p.device->sm_count) return Score::reject();
+  const int64_t cap = int64_t{q.block_size} * q.cols_per_thread;
+  const TileShape sh = tile_shape(p, cap);
+  if (sh.tiles < kTileWaves * p.device->sm_count) return Score::reject();
   Score s;
   s.key[0] = p.inner == 1 ? 3 : 7;
   s.key[1] = 100;
-  const int64_t used = std::min(p.rows, cap / unit) * unit;
-  s.key[2] = -((cap - used) * 8 / cap);
+  s.key[2] = -((cap - sh.per_tile * sh.unit) * 8 / cap);  // idle eighths of the tile
   s.key[3] = -std::abs(q.block_size - 64);
   s.key[4] = -q.cols_per_thread;
   return s;
