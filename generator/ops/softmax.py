@@ -225,15 +225,33 @@ def slice_default(backward, cluster):
     return in_default
 
 
+# Blocks of one and two warps hold odd rows of 333-2048 values at full
+# vector width (a block of 128 holding a bfloat16 row of 673 left two thirds
+# of its threads idle: 54% of copy; pack-1 warp variants 44-64%): to be
+# measured against the warp and smem tiers before selection takes them.
+SMALL_BLOCKS = (32, 64)
+
+
+def small_block_default(backward):
+    inner = slice_default(backward, False)
+
+    def in_default(d, p):
+        if p["block_size"] in SMALL_BLOCKS:  # (float64 spilled 32 bytes under their 64 registers)
+            return d.short != "f64" and p["cols_per_thread"] in ((8, 16) if backward else (16, 32))
+        return inner(d, p)
+    return in_default
+
+
 def slice_tiers(backward):
     params = (
         Param("pack_size", "p", lambda d: [max_pack(d)]),
         Param("cols_per_thread", "c", slice_cols),
         Param("block_size", "b", lambda d: BLOCKS),
     )
+    block_params = params[:2] + (Param("block_size", "b", lambda d: SMALL_BLOCKS + BLOCKS),)
     return (
-        Tier(name="block", template="softmax_slice.cu.j2", params=params, valid=slice_valid(backward),
-             in_default=slice_default(backward, False), fixed=(("cluster_size", 1),)),
+        Tier(name="block", template="softmax_slice.cu.j2", params=block_params, valid=slice_valid(backward),
+             in_default=small_block_default(backward), fixed=(("cluster_size", 1),)),
         Tier(name="cluster", template="softmax_slice.cu.j2",
              params=params + (Param("cluster_size", "k", lambda d: CLUSTERS),),
              valid=slice_valid(backward), in_default=slice_default(backward, True), min_arch=90),

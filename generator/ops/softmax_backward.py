@@ -29,9 +29,12 @@ def _backward(tier):
         return dataclasses.replace(tier, in_default=softmax.strided_default_in(softmax.STRIDED_BACKWARD))
     if tier.name == "warp":
         return dataclasses.replace(tier, valid=softmax.warp_valid_backward)
-    if tier.name in ("block", "cluster"):
+    if tier.name == "block":
         return dataclasses.replace(tier, valid=softmax.slice_valid(backward=True),
-                                   in_default=softmax.slice_default(backward=True, cluster=tier.name == "cluster"))
+                                   in_default=softmax.small_block_default(backward=True))
+    if tier.name == "cluster":
+        return dataclasses.replace(tier, valid=softmax.slice_valid(backward=True),
+                                   in_default=softmax.slice_default(backward=True, cluster=True))
     return tier
 
 

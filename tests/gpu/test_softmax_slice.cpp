@@ -18,11 +18,12 @@ const kgen_dtype_t kDtypes[] = {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16, KGEN_
 bool slice_tier(const VariantFacts& v) { return v.tier == Tier::block || v.tier == Tier::cluster; }
 
 // Three short of the longest row the variant holds, and a short odd row
-// (the two families' params structs share the forward's layout).
+// (1001, or half the reach and one for blocks that hold less) (the two
+// families' params structs share the forward's layout).
 std::vector<int64_t> slice_cols(const char* name) {
   const auto& q = *static_cast<const kgen::gen::SoftmaxParams*>(kgen::Registry::find(name)->params);
   const int64_t reach = int64_t{q.cluster_size} * q.block_size * q.cols_per_thread;
-  return {reach - 3, 1001};
+  return {reach - 3, reach > 1001 ? 1001 : reach / 2 + 1};
 }
 
 }  // namespace

@@ -25,29 +25,47 @@ int64_t capacity_of(const char* name) {
   return int64_t{q.block_size} * q.cols_per_thread;
 }
 
+// Whether a tile of `cap` elements runs (outer, axis, inner): whole units,
+// or slabs cut along inner into segments of at least
+// kTileMinSegmentPacks packs (and a pack of slack) each.
+bool tile_holds(const DimCase& c, int64_t cap, kgen_dtype_t d) {
+  const int64_t p = 16 / static_cast<int64_t>(elem_size(d));
+  return c.axis * c.inner <= cap || (c.inner > 1 && c.axis * (kgen::softmax::kTileMinSegmentPacks + 1) * p <= cap + p);
+}
+
 // (outer, axis, inner) shapes a tile variant of `cap` elements runs: rows
 // (inner 1) of one value, of a few in one lane, of a group of lanes, of a
 // whole warp, the longest unit, with a partial last tile; slabs of a short
 // axis over an odd inner extent, of an axis of one, of an axis that takes
-// a group of lanes, and one as long as the tile.
-std::vector<DimCase> tile_cases(int64_t cap) {
+// a group of lanes, and one as long as the tile; slabs longer than the
+// tile, cut along inner (segments with a partial last one, an axis of 40).
+std::vector<DimCase> tile_cases(int64_t cap, kgen_dtype_t d) {
   std::vector<DimCase> out = {
       oai_case(37, 1, 1),        oai_case(cap / 5 + 3, 5, 1), oai_case(cap / 29 * 2 + 1, 29, 1),
       oai_case(5, std::min<int64_t>(673, cap / 2 - 1), 1), oai_case(3, cap - 1, 1),
       oai_case(cap / 843 * 3 + 2, 3, 281), oai_case(9, 1, 13), oai_case(4, 40, 3),
-      oai_case(2, 2, cap / 2 - 1),
+      oai_case(2, 2, cap / 2 - 1), oai_case(2, 3, 2 * cap + 5), oai_case(1, 2, 5 * cap + 3),
+      oai_case(2, 40, cap / 2 + 3),
   };
   out.erase(std::remove_if(out.begin(), out.end(),
-                           [&](const DimCase& c) { return c.outer < 1 || c.axis * c.inner > cap; }),
+                           [&](const DimCase& c) { return c.outer < 1 || !tile_holds(c, cap, d); }),
             out.end());
   return out;
 }
-
 // All -inf, a NaN, +inf, half -inf, huge magnitudes in the first five units.
+// (Fewer units over an inner of 4 or more: the first four columns of the
+// first unit, which segments cut along inner hold.)
 void add_special_units(HostTensor& x, const DimCase& c) {
   const int64_t unit = c.axis * c.inner;
-  if (c.outer < 5) return;
   const double inf = std::numeric_limits<double>::infinity();
+  if (c.outer < 5) {
+    if (c.inner < 4) return;
+    for (int64_t a = 0; a < c.axis; ++a) x.set(a * c.inner, -inf);
+    x.set(c.axis / 2 * c.inner + 1, NAN);
+    x.set(2, inf);
+    for (int64_t a = 0; a < c.axis; ++a) x.set(a * c.inner + 3, x.get(a * c.inner + 3) * 3000.0);
+    return;
+  }
   for (int64_t k = 0; k < unit; ++k) x.set(k, -inf);
   x.set(unit + unit / 2, NAN);
   x.set(2 * unit + unit / 3, inf);
@@ -76,7 +94,7 @@ TEST_CASE("tile softmax variants: odd rows and slabs at every alignment, special
     int ran = 0;
     for (const VariantFacts& v : family_variants(kgen::Family::softmax, d)) {
       if (!is_tile(v)) continue;
-      for (const DimCase& c : tile_cases(capacity_of(v.name))) {
+      for (const DimCase& c : tile_cases(capacity_of(v.name), d)) {
         HostTensor x = random_tensor(d, c.size());
         add_special_units(x, c);
         const std::vector<double> want[2] = {softmax_reference(values(x), c.outer, c.axis, c.inner, false),
@@ -95,7 +113,7 @@ TEST_CASE("tile softmax_backward variants: odd rows and slabs at every alignment
     int ran = 0;
     for (const VariantFacts& v : family_variants(kgen::Family::softmax_backward, d)) {
       if (!is_tile(v)) continue;
-      for (const DimCase& c : tile_cases(capacity_of(v.name)))
+      for (const DimCase& c : tile_cases(capacity_of(v.name), d))
         for (int log = 0; log < 2; ++log) {
           const BackwardCase bc = backward_case(d, c.outer, c.axis, c.inner, log);
           ran += check_backward_offsets(v.name, d, c.outer, c.axis, log, bc, false, c.inner);
@@ -147,7 +165,8 @@ TEST_CASE("odd rows of 5-64 and odd slabs of short axes select the tile tier, ot
     INFO(dtype_short(w.d) << " (" << w.outer << ", " << w.axis << ", " << w.inner << ") +" << w.x_off << ": " << fwd
                           << ", " << bwd);
     CHECK((find_facts(kgen::Family::softmax, fwd).tier == Tier::tile) == w.tile);
-    // the backward's slabs keep the strided tiers (not measured)
-    CHECK((find_facts(kgen::Family::softmax_backward, bwd).tier == Tier::tile) == (w.tile && w.inner == 1));
+    // the backward takes the same tiles (whole slabs too; segments are
+    // forward only and none of these needs them)
+    CHECK((find_facts(kgen::Family::softmax_backward, bwd).tier == Tier::tile) == w.tile);
   }
 }

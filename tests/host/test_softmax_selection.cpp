@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "catch.hpp"
 #include "kgen_params.gen.hpp"
@@ -163,7 +164,10 @@ TEST_CASE("misaligned pointers and odd cols get narrower packs, never a wrong on
     CHECK(s.p.pack_size * 2 <= static_cast<int>(off));
   }
   Picked odd = pick(KGEN_FLOAT32, 64, 1001);
-  CHECK(odd.p.pack_size == 1);
+  INFO(odd.v->name);
+  // pack 1 in the warp and smem tiers; a block takes the row's aligned body
+  // in 16-byte packs and its ends an element a thread
+  CHECK((odd.p.pack_size == 1 || odd.p.tier == SoftmaxTier::block));
   // a block holds a row at any alignment, its aligned body in 16-byte packs
   Picked misaligned_y = pick(KGEN_FLOAT32, 64, 4096, 0, 4);
   CHECK(misaligned_y.p.tier == SoftmaxTier::block);
@@ -175,8 +179,9 @@ TEST_CASE("rows no wide pack covers stay in registers at pack 1", "[selection][d
   // sweep: 2.8M rows of 26 float32 went a block a row to the smem tier,
   // 0.13x torch; bench/NOTES.md sweep v1)
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16, KGEN_FLOAT64}) {
-    // (rows of 5-64 go to the tile tier: the next test)
-    for (int64_t cols : {1, 3, 333, 1001}) {
+    // (rows of 3-64 go to the tile tier: the next test; odd rows of 640 to
+    // 2048 to blocks of one or two warps)
+    for (int64_t cols : {1, 333}) {
       if (d == KGEN_FLOAT64 && cols > 512) continue;
       Picked s = pick(d, 100000, cols);
       INFO(s.v->name << " cols " << cols);
@@ -186,9 +191,15 @@ TEST_CASE("rows no wide pack covers stay in registers at pack 1", "[selection][d
     }
     // a wider pack that fits only a variant many times the row is not
     // worth its idle lanes (float16 rows of 4: the pack-4 variants hold 512)
+    // (the half types' rows of 4, which no 16-byte pack covers, go to the
+    // tile tier)
     for (int64_t cols : {4}) {
       Picked s = pick(d, 678000, cols);
       INFO(s.v->name << " cols " << cols);
+      if (elem(d) == 2) {
+        CHECK(s.p.tier == SoftmaxTier::tile);
+        continue;
+      }
       CHECK(s.p.tier == SoftmaxTier::warp);
       CHECK(s.p.cols_per_thread * s.p.group_width < 4 * cols);
     }
@@ -215,13 +226,13 @@ TEST_CASE("odd rows of 5-64 values and odd slabs of short axes go to the tile ti
   };
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16, KGEN_FLOAT64}) {
     INFO(elem(d));
-    for (int64_t cols : {5, 17, 29, 63}) CHECK(pick_dim(d, 2000000, cols, 1, 0).tier == SoftmaxTier::tile);
+    for (int64_t cols : {3, 5, 17, 29, 63}) CHECK(pick_dim(d, 2000000, cols, 1, 0).tier == SoftmaxTier::tile);
     // misaligned rows of a length a pack divides
     CHECK(pick_dim(d, 2000000, 32, 1, elem(d)).tier == SoftmaxTier::tile);
     // aligned ones keep their wide-pack warp variants
     CHECK(pick_dim(d, 2000000, 32, 1, 0).tier == SoftmaxTier::warp);
-    // rows of 3 and of 65 and more, and a few tiles' worth, keep the warp tier
-    for (int64_t cols : {3, 65, 333}) CHECK(pick_dim(d, 2000000, cols, 1, 0).tier != SoftmaxTier::tile);
+    // rows of 2 and of 65 and more, and a few tiles' worth, keep the warp tier
+    for (int64_t cols : {2, 65, 333}) CHECK(pick_dim(d, 2000000, cols, 1, 0).tier != SoftmaxTier::tile);
     CHECK(pick_dim(d, 100, 29, 1, 0).tier == SoftmaxTier::warp);
     if (elem(d) == 2) CHECK(pick_dim(d, 20681, 43, 1, elem(d)).tier == SoftmaxTier::warp);  // 3.3 tiles an SM
     // a short axis over an odd inner extent; an aligned one keeps the strided tile
@@ -230,17 +241,33 @@ TEST_CASE("odd rows of 5-64 values and odd slabs of short axes go to the tile ti
   }
 }
 
-TEST_CASE("odd log_softmax rows of 513-1023 go to shared memory, not 32 values a lane",
+TEST_CASE("odd rows of 513-2048 go to blocks of one or two warps that they fill to 5/8 at least",
           "[selection][default-set]") {
-  // H100 (bench/NOTES.md sweep v2): pack-1 log-mode warp variants of 32
-  // values a lane took 1.5-2x the smem tier's time on float32 and bfloat16
-  // rows of 673-1023 (4096x777 float32: 23.4 us, 12.6 us in smem)
+  // H100 (bench/NOTES.md tile v2): odd rows of 673, 1001 and 1999 at
+  // 88-104% of copy in the block of least padding (32 x 32 values for 673
+  // and 1001), against 78-86% (plain) and 52-61% (log) for the half types in
+  // the warp and smem tiers.  Rows that fill under 5/8 of the block keep
+  // the earlier rule (sweep v2): log_softmax in shared memory (pack-1
+  // log-mode warp variants of 32 values a lane took 1.5-2x its time),
+  // the plain softmax in the warp tier.
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16}) {
-    for (int64_t cols : {513, 777, 907, 1023}) {
+    // (513: a block of 512 values holds it, the 513th in its unaligned end)
+    for (int64_t cols : {513, 673, 777, 1001, 1023, 1999}) {
+      for (bool log : {false, true}) {
+        Picked s = pick(d, 20000, cols, 0, 0, h100(), log);
+        INFO(s.v->name << " cols " << cols << " log " << log);
+        CHECK(s.p.tier == SoftmaxTier::block);
+        CHECK(int64_t{s.p.block_size} * s.p.cols_per_thread < 2 * cols);
+        if (cols > 1024) continue;  // 1999: 64 x 32 values, or 128 x 16 where it holds the row too
+        CHECK(s.p.block_size < 128);
+        // of 32 x 32 and 64 x 16 values, 64 bytes a thread
+        if (cols > 600) CHECK(s.p.cols_per_thread * elem(d) == 64);
+      }
+    }
+    for (int64_t cols : {601, 630}) {
       Picked log = pick(d, 20000, cols, 0, 0, h100(), true);
       INFO(log.v->name << " cols " << cols);
       CHECK(log.p.tier == SoftmaxTier::smem);
-      // the plain softmax ran faster in the warp tier (15x521x5x793 bfloat16)
       Picked plain = pick(d, 20000, cols);
       INFO(plain.v->name);
       CHECK(plain.p.tier == SoftmaxTier::warp);
@@ -348,6 +375,38 @@ Params params_of(const kgen::VariantInfo* v) {
 
 }  // namespace
 
+TEST_CASE("short-axis slabs: the tile where no wide strided pack fits, segments forward for 2-byte types",
+          "[selection][default-set]") {
+  // H100, kgen-bench softmax_dim (bench/NOTES.md tile v2)
+  const kgen::DeviceInfo dev = h100();
+  auto pick_slab = [&](kgen_dtype_t d, int64_t outer, int64_t axis, int64_t inner, bool bwd) {
+    kgen::softmax::Problem prob = dim_problem(d, outer, axis, inner, bwd, dev);
+    const kgen::Family family = bwd ? kgen::Family::softmax_backward : kgen::Family::softmax;
+    auto sel = kgen::select_variant(family, d, dev, &prob, &kgen::softmax::heuristic);
+    REQUIRE(sel.variant != nullptr);
+    INFO(sel.variant->name << " for " << outer << "x" << axis << "x" << inner << (bwd ? " backward" : ""));
+    CHECK(sel.variant->supports(*sel.variant, &prob));
+    const auto p = params_of<SoftmaxParams>(sel.variant);
+    return std::make_pair(p, kgen::softmax::tile_shape(prob, int64_t{p.block_size} * p.cols_per_thread, elem(d)));
+  };
+  for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16}) {
+    INFO(elem(d));
+    for (bool bwd : {false, true}) {
+      // an odd inner extent: whole slabs in the tile, both directions
+      CHECK(pick_slab(d, 8192, 3, 281, bwd).first.tier == SoftmaxTier::tile);
+      // 8-byte packs along inner: the strided tier forward, and for float32
+      // (16-byte packs) backward too; the half types' backward has no
+      // 8-byte strided variant and takes the tile
+      const bool tile = bwd && elem(d) == 2;
+      CHECK((pick_slab(d, 16320, 3, 860, bwd).first.tier == SoftmaxTier::tile) == tile);
+      // slabs past a tile: segments forward for the 2-byte types only
+      const auto seg = pick_slab(d, 16, 5, 838861, bwd);
+      CHECK((seg.first.tier == SoftmaxTier::tile) == (!bwd && elem(d) == 2));
+      if (seg.first.tier == SoftmaxTier::tile) CHECK(seg.second.width > 0);
+    }
+  }
+}
+
 TEST_CASE("a dim that is not the last goes to the strided tiers of both families", "[selection][default-set]") {
   kgen::DeviceInfo dev = h100();
   for (bool bwd : {false, true}) {
@@ -408,9 +467,11 @@ TEST_CASE("a short axis over a wide inner takes a warp across 32 columns or the 
       INFO(sel.variant->name << " for " << sh.outer << "x" << sh.axis << "x" << sh.inner);
       CHECK(sel.variant->supports(*sel.variant, &prob));
       const auto p = params_of<SoftmaxParams>(sel.variant);
-      // a slab that fits a tile (odd inner): the tile tier, full-width accesses
+      // a short axis over an odd inner: the tile tier (whole slabs or
+      // segments along inner), full-width accesses
       if (p.tier == SoftmaxTier::tile)
-        CHECK(sh.axis * sh.inner <= int64_t{p.block_size} * p.cols_per_thread);
+        CHECK(sh.axis * (kgen::softmax::kTileMinSegmentPacks + 1) * 16 / elem(sh.d) <=
+              int64_t{p.block_size} * p.cols_per_thread + 16 / elem(sh.d));
       else if (p.tier == SoftmaxTier::strided || p.tier == SoftmaxTier::strided_uncached)
         CHECK(p.col_lanes * p.pack_size >= 32);
       else
@@ -432,8 +493,12 @@ TEST_CASE("strided supports(): inner packs, alignment, the tile's axis reach, no
         bool expected;
         if (p.tier == SoftmaxTier::generic) {
           expected = true;
-        } else if (p.tier == SoftmaxTier::tile) {  // whole (axis x inner) slabs that fit the tile
-          expected = axis * inner <= int64_t{p.block_size} * p.cols_per_thread;
+        } else if (p.tier == SoftmaxTier::tile) {
+          // whole (axis x inner) slabs that fit the tile, or longer ones cut
+          // along inner into segments of at least kTileMinSegmentPacks packs
+          const int64_t cap = int64_t{p.block_size} * p.cols_per_thread, pk = 4;
+          expected = axis * inner <= cap ||
+                     (inner > 1 && axis * (kgen::softmax::kTileMinSegmentPacks + 1) * pk <= cap + pk);
         } else if (!strided) {
           expected = inner == 1 && v->supports(*v, &prob);  // row tiers: the last dim only
           if (inner != 1) CHECK_FALSE(v->supports(*v, &prob));
@@ -519,6 +584,7 @@ TEST_CASE("backward rows: float32 in blocks then clusters, half types in blocks 
 TEST_CASE("rows a warp variant could hold go to a block only below the smem tier", "[selection][default-set]") {
   // a float16 row of 2048 one element into its storage: no pack-8 warp
   // variant; 22.2 us in smem, 33 us in a block (H100 sweep)
+  // (and blocks of one or two warps, which take odd rows only: 49.6 us)
   Picked s = pick(KGEN_FLOAT16, 5039, 2048, 2, 2);
   INFO(s.v->name);
   CHECK(s.p.tier != SoftmaxTier::block);

@@ -284,6 +284,8 @@ std::vector<SoftmaxSpec> softmax_specs(const SoftmaxKnobs& k, bool backward, int
       specs.push_back({std::max<int64_t>(3, cap / 29 + 5), 29, 1, 0, 0});
       specs.push_back({7, 3, std::min<int64_t>(281, cap / 3), 1, 0});
       specs.push_back({2, cap - 1, 1, 1, 0});
+      // a slab longer than the tile, cut along inner into segments
+      specs.push_back({1, 2, 2 * cap + 3, 0, 0});
       break;
     }
     case SoftmaxTier::strided: {

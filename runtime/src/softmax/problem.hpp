@@ -110,30 +110,62 @@ inline int64_t split_workspace_bytes(const Problem& p, int block, int elem_size)
 // The tile tier: whole units (a row, or the axis x inner slab of one outer
 // position; both contiguous) staged through shared memory, `capacity`
 // elements a tile (block_size x cols_per_thread), the tile's units cut into
-// columns that groups of `group` lanes compute.
+// columns that groups of `group` lanes compute.  A slab longer than the
+// tile is cut along inner instead: a tile holds `width` inner positions of
+// one outer position, `axis` segments of them (each contiguous), `chunks`
+// tiles an outer position.
 struct TileShape {
   int64_t units;     // rows, or outer positions
   int64_t unit;      // elements a unit: axis x inner
-  int64_t tiles;     // ceil(units / per_tile)
+  int64_t tiles;
   int64_t axis, inner;
-  int per_tile;      // units a tile holds
+  int64_t width;     // 0: whole units; else inner positions a tile (a multiple of a pack)
+  int64_t chunks;    // width > 0: tiles an outer position
+  int per_tile;      // whole units: units a tile
   int group;         // lanes a column: a power of two up to 32
 };
 // Values a lane folds before the group widens (a row of 29 in groups of 4):
 // enough work per lane to pay for the shuffles, rows of up to 256 in a warp.
 constexpr int64_t kTileValuesPerLane = 8;
-inline TileShape tile_shape(const Problem& p, int64_t capacity) {
+// Tiles an SM the tier needs to pay (runtime/src/softmax/rules.cpp), and
+// what a segment cut along inner aims for.
+constexpr int64_t kTileWaves = 5;
+// The shortest segment along inner, in 16-byte packs: shorter ones spend
+// more on their unaligned ends than the wide accesses save.
+constexpr int64_t kTileMinSegmentPacks = 4;
+inline TileShape tile_shape(const Problem& p, int64_t capacity, int elem_size) {
   TileShape s{};
   s.units = p.rows;
   s.unit = p.cols * p.inner;
   s.axis = p.cols;
   s.inner = p.inner;
-  const int64_t fit = s.unit > 0 ? capacity / s.unit : 0;
-  s.per_tile = static_cast<int>(fit < 1 ? 1 : fit > s.units ? s.units : fit);
-  s.tiles = (s.units + s.per_tile - 1) / s.per_tile;
   s.group = 1;
   while (s.group < 32 && s.group * kTileValuesPerLane < s.axis) s.group *= 2;
+  if (s.unit <= capacity || p.inner == 1) {
+    const int64_t fit = s.unit > 0 ? capacity / s.unit : 0;
+    s.per_tile = static_cast<int>(fit < 1 ? 1 : fit > s.units ? s.units : fit);
+    s.tiles = (s.units + s.per_tile - 1) / s.per_tile;
+    return s;
+  }
+  // segments of width + a pack (the misaligned start) each, axis of them
+  const int64_t pack = 16 / elem_size;
+  int64_t width = ((capacity + pack) / p.cols - pack) / pack * pack;
+  // no wider than makes kTileWaves tiles an SM, no narrower than the shortest segment
+  const int64_t want_tiles = kTileWaves * p.device->sm_count;
+  const int64_t per_outer = (want_tiles + p.rows - 1) / p.rows;
+  const int64_t even = ((p.inner + per_outer - 1) / per_outer + pack - 1) / pack * pack;
+  if (even < width) width = even;
+  if (width < kTileMinSegmentPacks * pack) width = kTileMinSegmentPacks * pack;
+  if (p.cols * (width + pack) > capacity + pack) return TileShape{};  // tiles 0: does not fit
+  s.width = width;
+  s.chunks = (p.inner + width - 1) / width;
+  s.per_tile = 1;
+  s.tiles = p.rows * s.chunks;
   return s;
+}
+// Whether a tile of `capacity` elements holds p (whole units, or segments).
+inline bool tile_fits(const Problem& p, int64_t capacity, int elem_size) {
+  return p.cols * p.inner <= capacity || (p.inner > 1 && tile_shape(p, capacity, elem_size).tiles > 0);
 }
 // Shared memory of one tile: each of `inputs` staged spans, a 16-byte pack
 // of slack for the span's misaligned start.

@@ -76,7 +76,8 @@ bool supports_as(const VariantInfo& v, const Problem& p) {
   if (q.tier == Tier::block || q.tier == Tier::cluster) return slice_supports(q, p);
   if (q.tier == Tier::split)
     return p.inner == 1 && !p.mask && p.rows * split_parts(p, q.block_size, dtype_size(p.dtype)) <= INT32_MAX;
-  if (q.tier == Tier::tile) return !p.mask && p.cols * p.inner <= int64_t{q.block_size} * q.cols_per_thread;
+  if (q.tier == Tier::tile)
+    return !p.mask && tile_fits(p, int64_t{q.block_size} * q.cols_per_thread, dtype_size(p.dtype));
   const int64_t pack_bytes = int64_t{q.pack_size} * dtype_size(p.dtype);
   const bool strided = q.tier == Tier::strided || q.tier == Tier::strided_uncached;
   if (strided) {
@@ -146,10 +147,27 @@ Score slice_heuristic(const Params& q, const Problem& p) {
   // of 16 took 11 us where the uncached tier took 97, float16 log_softmax
   // of one row of 340885)
   if (size == 2 && sh.cluster > 1 && (bwd || p.log) && p.rows >= p.device->sm_count) return Score::reject();
-  Score s;
+  // Blocks of one and two warps: forward rows of 513-2048 that no 8-byte
+  // pack covers, above the warp and smem tiers, which read them one
+  // element a load.  H100, kgen-bench softmax --variants at 64 MiB (bench/
+  // NOTES.md tile v2): rows of 673, 1001 and 1999 at 88-104% of copy in the
+  // block of the least padding (32 x 32 values for 673 and 1001, 64 x 32
+  // for 1999), against 78-86% (plain) and 52-61% (log) for the half types
+  // in the warp and smem tiers, 91-95% for float32.  Rows of 333 (512
+  // values a block, 65% used) lost for the half types' plain softmax (68%
+  // against 89% in the warp tier); the backward was not measured.  A block
+  // under 5/8 full is not taken (rows of 513-639: not measured).  Only odd
+  // rows: an even row one element in ran slower in these blocks (5039x2048
+  // float16 +1: 49.6 us in 64 x 32 values, 22.4 in the smem tier).  Among
+  // them 64 bytes a thread (float32 log_softmax of 1001: 102% in 64 x 16
+  // values, 95% in 32 x 32; float16 of 673 93-94% in 32 x 32, 70-81% in
+  // 64 x 16).
   const int64_t cap = sh.capacity(), per = sh.packs_per_cta(p);
+  const bool small_block = sh.block < 128;
+  if (small_block && (bwd || p.cols <= 512 || p.cols % 2 == 0 || per * 8 < cap * 5)) return Score::reject();
+  Score s;
   s.key[1] = -((cap - per) * 4 / cap);
-  if (p.cols > (size == 2 && !bwd && !p.log ? 2048 : 1024)) {
+  if (small_block || p.cols > (size == 2 && !bwd && !p.log ? 2048 : 1024)) {
     s.key[0] = 4;
   } else {
     // rows a warp variant could hold, when none fits (a misaligned float16
@@ -159,8 +177,10 @@ Score slice_heuristic(const Params& q, const Problem& p) {
     s.key[1] -= 100;
   }
   s.key[2] = std::min<int64_t>(8, p.rows * sh.cluster * 8 / std::max(1, p.device->sm_count));
-  s.key[3] = sh.cluster == 1 && sh.block <= 512 ? 2 : sh.block < 1024 ? 1 : 0;
-  const int64_t pref = bwd ? 16 : sh.cluster == 1 ? 32 : 128 / size;
+  // (small blocks below one of 128-512 threads that holds the row as well:
+  // float32 log_softmax of 1999 102% in 128 x 16 values, 97% in 64 x 32)
+  s.key[3] = small_block ? 1 : sh.cluster == 1 && sh.block <= 512 ? 2 : sh.block < 1024 ? 1 : 0;
+  const int64_t pref = small_block ? 64 / size : bwd ? 16 : sh.cluster == 1 ? 32 : 128 / size;
   s.key[4] = -std::abs(sh.per_thread - pref) * 64 - sh.block / 128;
   return s;
 }
@@ -190,8 +210,8 @@ Score split_heuristic(const Params& q, const Problem& p) {
 // (bench/NOTES.md tile v1), against the best other variant:
 //  - rows of 5-29 values: 1.3-1.8x faster (957497x5 float16 18.0 us
 //    against 31.2 us in a pack-1 warp variant, 587x307x29 17.0 against
-//    31.0); rows of 3-4 even or slower (1242x182x3x4 float16 12.7 against
-//    13.0 us, 2x512x149x5x3 float32 15.2 against 14.1);
+//    31.0); rows of 3-4 even or slower in the first kernel (1242x182x3x4
+//    float16 12.7 against 13.0 us), faster since (below);
 //    rows of 333-2048 slower (4x256x41x2x333 bfloat16 85 us against 64.5,
 //    a column of a row computed by one warp, values read from shared
 //    memory), so rows take the tile from kTileMinRow to kTileMaxRow values;
@@ -203,25 +223,48 @@ Score split_heuristic(const Params& q, const Problem& p) {
 //    us against 6.9, 1025x17x5x14 10.9 against 8.9; random sweep), so the
 //    tile tier needs kTileWaves tiles an SM (91127x17 bfloat16, 5.7 tiles
 //    an SM, 10.4 us against 13.5);
-//  - the backward's slabs were not measured and keep the strided tiers.
+//  - slabs whose inner extent takes 8-byte packs keep the strided tier
+//    forward (bfloat16 (16320, 3, 860): 86-95% of copy in its 4-value
+//    packs, 38-60% in a tile; kgen-bench softmax_dim); the backward has no
+//    8-byte strided variant of the half types and takes the tile there
+//    ((16320, 3, 860) float16 and bfloat16 61-78% against 48-57%; (8192, 3,
+//    281) 71-85% against 43-70%, every dtype);
+//  - slabs longer than a tile are cut along inner into segments
+//    (TileShape::width), forward and 2-byte types only: (16, 5, 838861)
+//    bfloat16 50% against 49% in the strided tier, float32 67-70% against
+//    74%, the backward 63-73% against 73-74%; on a slab of 2 x 390510
+//    (L2-sized) 87-125% against 67-97% forward.  Segments of under 32
+//    packs lose: (275, 17, 351) bfloat16 in segments of 112 values 20.1 us
+//    against 8.5 in the strided tier (random sweep).  A variant that holds
+//    the whole slab ranks first ((16320, 3, 860) bfloat16: 147 us whole,
+//    162 in segments);
+//  - rows of 3-4 (after the tile's slots past the axis were skipped):
+//    1242x182x3x4 float16 10.8 us against 13.1 in the warp tier,
+//    2x512x149x5x3 float32 12.9 against 14.1 (random sweep).
 // Among tiles: the fewest idle eighths of the tile, then blocks of 64
 // threads (32-128 within 5% on the sweep's problems but bfloat16 rows of
 // 673, which no rule gives the tile), then the smaller tile.
-constexpr int64_t kTileMinRow = 5, kTileMaxRow = 64;
-constexpr int64_t kTileWaves = 5;
+constexpr int64_t kTileMinRow = 3, kTileMaxRow = 64;
 template <class Params>
 Score tile_heuristic(const Params& q, const Problem& p) {
-  const int64_t pack = 16 / dtype_size(p.dtype);
-  const bool wide = aligned_all(p, 16) && (p.inner == 1 ? p.cols : p.inner) % pack == 0;
-  if (wide || (p.inner == 1 && (p.cols < kTileMinRow || p.cols > kTileMaxRow)) || (backward(p) && p.inner > 1))
+  const int size = dtype_size(p.dtype);
+  // the widest pack the register tiers could use instead: 16 bytes, and
+  // forward slabs 8 (see above)
+  auto covers = [&](int64_t bytes) { return aligned_all(p, bytes) && (p.inner == 1 ? p.cols : p.inner) % (bytes / size) == 0; };
+  const bool slab = p.inner > 1;
+  if (covers(16) || (slab && !backward(p) && size < 8 && covers(8)) ||
+      (!slab && (p.cols < kTileMinRow || p.cols > kTileMaxRow)))
     return Score::reject();
   const int64_t cap = int64_t{q.block_size} * q.cols_per_thread;
-  const TileShape sh = tile_shape(p, cap);
+  const TileShape sh = tile_shape(p, cap, size);
   if (sh.tiles < kTileWaves * p.device->sm_count) return Score::reject();
+  if (sh.width > 0 && (backward(p) || size != 2 || sh.width * size < 32 * 16)) return Score::reject();
   Score s;
   s.key[0] = p.inner == 1 ? 3 : 7;
-  s.key[1] = 100;
-  s.key[2] = -((cap - sh.per_tile * sh.unit) * 8 / cap);  // idle eighths of the tile
+  s.key[1] = sh.width > 0 ? 99 : 100;
+  // idle eighths of the tile (segments: axis x width of it)
+  const int64_t used = std::min(cap, sh.width > 0 ? p.cols * sh.width : sh.per_tile * sh.unit);
+  s.key[2] = -((cap - used) * 8 / cap);
   s.key[3] = -std::abs(q.block_size - 64);
   s.key[4] = -q.cols_per_thread;
   return s;

@@ -345,27 +345,30 @@ __global__ void __launch_bounds__(B, kSplitMinBlocks<T, B>)
 // kTileValuesPerLane values a lane is read once into registers (max, exp,
 // sum as the warp tier does them); longer ones (rows past 256 values) are
 // folded in chunks of that many into a running (max, sum) and read again.
-template <class T, int B, int U, bool LOG>
-__global__ void __launch_bounds__(B) tile_kernel(const T* x, T* y, kgen::softmax::TileShape sh, int64_t capacity) {
+template <class T, int B, int U, bool LOG, bool SEG>
+__global__ void __launch_bounds__(B, tiles::kTileMinBlocks<T, B, SEG, 1>) tile_kernel(const T* x, T* y, kgen::softmax::TileShape sh) {
   using Cm = compute_t<T>;
   constexpr int K = kgen::softmax::kTileValuesPerLane;
   const T* const in[1] = {x};
-  tiles::run_tiles<T, B, U, 1>(in, y, sh, capacity, [&](T* const* buf, const tiles::Span* sp, int64_t n) {
-    T* b = buf[0] + sp[0].mis;
-    const int64_t step = sh.inner, axis = sh.axis;
+  tiles::run_tiles<T, B, U, 1, SEG>(in, y, sh, [&](const tiles::Place<T, SEG>* pl, T* const* buf, int columns) {
+    T* b = buf[0];
+    const tiles::Place<T, SEG> place = pl[0];
+    const int axis = static_cast<int>(sh.axis);
     const int g = sh.group;
-    const bool one_chunk = axis <= int64_t{K} * g;
-    tiles::for_each_column<B>(sh, n, [&](int64_t at, bool ok, int lane) {
-      T* v = b + at;
+    const bool one_chunk = axis <= K * g;
+    tiles::for_each_column<B, SEG>(sh, columns, [&](int col, bool ok, int lane) {
       // the lane's K values from axis position a0 on, g apart (-inf past
-      // the axis); returns their max
-      auto load = [&](int64_t a0, Cm(&r)[K]) {
+      // the axis); returns their max.  Slots wholly past the axis (k * g >=
+      // axis: the same for every lane) are skipped, not computed on -inf:
+      // a slab of 3 values a column would otherwise do 8 of everything.
+      auto load = [&](int a0, Cm(&r)[K]) {
         Cm m = neg_inf<Cm>();
 #pragma unroll
         for (int k = 0; k < K; ++k) {
-          const int64_t a = a0 + int64_t{k} * g;
-          r[k] = ok && a < axis ? to_compute(v[a * step]) : neg_inf<Cm>();
+          const int a = a0 + k * g;
+          r[k] = ok && a < axis ? to_compute(b[place.at(col, a)]) : neg_inf<Cm>();
           m = MaxOp()(m, r[k]);
+          if ((k + 1) * g >= axis) break;
         }
         return m;
       };
@@ -382,20 +385,24 @@ __global__ void __launch_bounds__(B) tile_kernel(const T* x, T* y, kgen::softmax
             r[k] = kexp(r[k]);
             s += r[k];
           }
+          if ((k + 1) * g >= axis) break;
         }
         s = tiles::group_reduce(s, SumOp(), g);
         if (!ok) return;
         const Cm ls = LOG ? klog(s) : Cm(1) / s;
 #pragma unroll
         for (int k = 0; k < K; ++k) {
-          const int64_t a = lane + int64_t{k} * g;
-          if (a < axis) v[a * step] = from_compute<T>(LOG ? r[k] - ls : r[k] * ls);
+          const int a = lane + k * g;
+          if (a < axis) b[place.at(col, a)] = from_compute<T>(LOG ? r[k] - ls : r[k] * ls);
+          if ((k + 1) * g >= axis) break;
         }
         return;
       }
       Online<Cm> st = Online<Cm>::identity();
-      for (int64_t a0 = lane; a0 < axis; a0 += int64_t{K} * g) {
+      for (int a0 = lane; a0 < axis; a0 += K * g) {
         Cm r[K];
+#pragma unroll
+        for (int k = 0; k < K; ++k) r[k] = neg_inf<Cm>();
         const Cm m = load(a0, r);
         const Cm ms = Online<Cm>::safe(m);
         Cm s = 0;
@@ -406,7 +413,10 @@ __global__ void __launch_bounds__(B) tile_kernel(const T* x, T* y, kgen::softmax
       st = tiles::group_reduce(st, OnlineOp(), g);
       if (!ok) return;
       const Cm ls = LOG ? klog(st.s) : Cm(1) / st.s;
-      for (int64_t a = lane; a < axis; a += g) v[a * step] = from_compute<T>(softmax_of<LOG>(to_compute(v[a * step]), st.m, ls));
+      for (int a = lane; a < axis; a += g) {
+        T& v = b[place.at(col, a)];
+        v = from_compute<T>(softmax_of<LOG>(to_compute(v), st.m, ls));
+      }
     });
   });
 }
@@ -522,11 +532,19 @@ cudaError_t launch_split(const void* problem, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
+// The tile kernel of each mode, for tiles::launch.
+template <class T, int B, int U>
+struct TileKernels {
+  template <bool LOG, bool SEG>
+  struct Of {
+    static constexpr auto value = tile_kernel<T, B, U, LOG, SEG>;
+  };
+};
+
 template <class T, int C, int B>
 cudaError_t launch_tile(const void* problem, cudaStream_t stream) {
   const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
-  constexpr int U = C / rows::kVec<T>;
-  return tiles::launch<T, C, B, 1, tile_kernel<T, B, U, false>, tile_kernel<T, B, U, true>>(
+  return tiles::launch<T, C, B, 1, TileKernels<T, B, C / rows::kVec<T>>::template Of>(
       p, stream, static_cast<const T*>(p.x), static_cast<T*>(p.y));
 }
 

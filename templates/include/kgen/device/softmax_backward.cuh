@@ -291,50 +291,50 @@ __global__ void __launch_bounds__(B, kSplitMinBlocks<T, B>)
 // As the forward's: y and dy staged through shared memory, each column's
 // sum and dx computed there (dx over y's copy), dx stored as y was read;
 // up to kTileValuesPerLane values a lane read once, longer columns twice.
-template <class T, int B, int U, bool LOG>
-__global__ void __launch_bounds__(B)
-    tile_kernel(const T* y, const T* dy, T* dx, kgen::softmax::TileShape sh, int64_t capacity) {
+template <class T, int B, int U, bool LOG, bool SEG>
+__global__ void __launch_bounds__(B, tiles::kTileMinBlocks<T, B, SEG, 2>)
+    tile_kernel(const T* y, const T* dy, T* dx, kgen::softmax::TileShape sh) {
   using Cm = compute_t<T>;
   constexpr int K = kgen::softmax::kTileValuesPerLane;
   const T* const in[2] = {y, dy};
-  tiles::run_tiles<T, B, U, 2>(in, dx, sh, capacity, [&](T* const* buf, const tiles::Span* sp, int64_t n) {
-    T* yb = buf[0] + sp[0].mis;
-    const T* db = buf[1] + sp[1].mis;
-    const int64_t step = sh.inner, axis = sh.axis;
+  tiles::run_tiles<T, B, U, 2, SEG>(in, dx, sh, [&](const tiles::Place<T, SEG>* pl, T* const* buf, int columns) {
+    T* yb = buf[0];
+    const T* db = buf[1];
+    const tiles::Place<T, SEG> py = pl[0], pd = pl[1];
+    const int axis = static_cast<int>(sh.axis);
     const int g = sh.group;
-    const bool one_chunk = axis <= int64_t{K} * g;
-    tiles::for_each_column<B>(sh, n, [&](int64_t at, bool ok, int lane) {
+    const bool one_chunk = axis <= K * g;
+    tiles::for_each_column<B, SEG>(sh, columns, [&](int col, bool ok, int lane) {
       if (one_chunk) {
         Cm ry[K], rd[K];
         Cm s = 0;
 #pragma unroll
         for (int k = 0; k < K; ++k) {
-          const int64_t a = lane + int64_t{k} * g;
+          const int a = lane + k * g;
           const bool in_axis = ok && a < axis;
-          ry[k] = in_axis ? to_compute(yb[at + a * step]) : Cm(0);
-          rd[k] = in_axis ? to_compute(db[at + a * step]) : Cm(0);
+          ry[k] = in_axis ? to_compute(yb[py.at(col, a)]) : Cm(0);
+          rd[k] = in_axis ? to_compute(db[pd.at(col, a)]) : Cm(0);
           s += term<LOG>(ry[k], rd[k]);
+          if ((k + 1) * g >= axis) break;  // slots past the axis: the same for every lane
         }
         s = tiles::group_reduce(s, SumOp(), g);
         if (!ok) return;
 #pragma unroll
         for (int k = 0; k < K; ++k) {
-          const int64_t a = lane + int64_t{k} * g;
-          if (a < axis) yb[at + a * step] = from_compute<T>(grad<LOG>(ry[k], rd[k], s));
+          const int a = lane + k * g;
+          if (a < axis) yb[py.at(col, a)] = from_compute<T>(grad<LOG>(ry[k], rd[k], s));
+          if ((k + 1) * g >= axis) break;
         }
         return;
       }
       Cm s = 0;
       if (ok)
-        for (int64_t a = lane; a < axis; a += g) {
-          const int64_t i = at + a * step;
-          s += term<LOG>(to_compute(yb[i]), to_compute(db[i]));
-        }
+        for (int a = lane; a < axis; a += g) s += term<LOG>(to_compute(yb[py.at(col, a)]), to_compute(db[pd.at(col, a)]));
       s = tiles::group_reduce(s, SumOp(), g);
       if (!ok) return;
-      for (int64_t a = lane; a < axis; a += g) {
-        const int64_t i = at + a * step;
-        yb[i] = from_compute<T>(grad<LOG>(to_compute(yb[i]), to_compute(db[i]), s));
+      for (int a = lane; a < axis; a += g) {
+        T& v = yb[py.at(col, a)];
+        v = from_compute<T>(grad<LOG>(to_compute(v), to_compute(db[pd.at(col, a)]), s));
       }
     });
   });
@@ -423,11 +423,18 @@ cudaError_t launch_split(const void* problem, cudaStream_t stream) {
   return p.log ? launch_split_as<T, B, true>(p, stream) : launch_split_as<T, B, false>(p, stream);
 }
 
+template <class T, int B, int U>
+struct TileKernels {
+  template <bool LOG, bool SEG>
+  struct Of {
+    static constexpr auto value = tile_kernel<T, B, U, LOG, SEG>;
+  };
+};
+
 template <class T, int C, int B>
 cudaError_t launch_tile(const void* problem, cudaStream_t stream) {
   const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
-  constexpr int U = C / rows::kVec<T>;
-  return tiles::launch<T, C, B, 2, tile_kernel<T, B, U, false>, tile_kernel<T, B, U, true>>(
+  return tiles::launch<T, C, B, 2, TileKernels<T, B, C / rows::kVec<T>>::template Of>(
       p, stream, static_cast<const T*>(p.x), static_cast<const T*>(p.dy), static_cast<T*>(p.y));
 }
 

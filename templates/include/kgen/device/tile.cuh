@@ -23,84 +23,179 @@ namespace kgen {
 namespace device {
 namespace tiles {
 
-// Where a span of `len` elements starting at `src` lies: `mis` elements
-// past its first 16-byte boundary (so element e sits at buf[mis + e]); a
-// head of under a pack, `body` packs, a tail of under a pack.
+// Blocks an SM must hold: whole units at 64 registers a thread (left to
+// itself ptxas took 72-80 for the float16 forward's index math, where the
+// first tile kernel took 63-64); the backward's two inputs and segments cut
+// along inner at 85 (the backward spilled 32 bytes under 64; segments took
+// 78-86 with 32-bit tile offsets, 96-124 with 64-bit ones); float64 at four
+// times these (336 bytes spilled under 64, 20-32 under 128).  No spills on
+// sm_90 (cuobjdump --dump-resource-usage).
+template <class T, bool SEG, int NIN>
+constexpr int kTileThreadsPerSm = (SEG || NIN == 2 ? 768 : 1024) / (sizeof(T) == 8 ? 4 : 1);
+template <class T, int B, bool SEG, int NIN>
+constexpr int kTileMinBlocks = kTileThreadsPerSm<T, SEG, NIN> / B < 1 ? 1 : kTileThreadsPerSm<T, SEG, NIN> / B;
+
+// Offsets inside a tile are 32-bit: a tile holds at most B x U packs (a few
+// thousand elements), and 64-bit index math per element cost the first
+// segment kernel more than its shared-memory traffic (ncu, bfloat16
+// (16320, 3, 860): SM 56% busy, DRAM 13%).
+
+// The spans a tile stages from one input: `count` segments of `len`
+// elements, `pitch` elements apart in shared memory, `gstride` elements
+// apart in memory (gmod: gstride modulo a pack); whole units: one segment.
+struct Segments {
+  int count, len, pitch, gmod;
+  int64_t gstride;
+};
+
+// Where segment a of an input starting `mis0` elements past a 16-byte
+// boundary lies: `mis` elements past one (so that element e sits at
+// buf[a * pitch + mis + e]); a head of under a pack, `body` packs, a tail
+// of under a pack.
 struct Span {
-  int mis, head, tail;
-  int64_t body;
+  int mis, head, body, tail;
   template <class T>
-  __device__ __forceinline__ static Span of(const T* src, int64_t len) {
+  __device__ __forceinline__ static Span of(int mis0, int a, const Segments& g) {
     constexpr int P = rows::kVec<T>;
     Span s;
-    s.mis = static_cast<int>(reinterpret_cast<uintptr_t>(src) % 16) / static_cast<int>(sizeof(T));
+    s.mis = (mis0 + a * g.gmod) & (P - 1);
     s.head = s.mis ? P - s.mis : 0;
-    if (s.head > len) s.head = static_cast<int>(len);
-    s.body = (len - s.head) / P;
-    s.tail = static_cast<int>(len - s.head - s.body * P);
+    if (s.head > g.len) s.head = g.len;
+    s.body = (g.len - s.head) / P;
+    s.tail = g.len - s.head - s.body * P;
     return s;
   }
-  // the element index of body pack k's first element
-  template <class T>
-  __device__ __forceinline__ int64_t pack(int64_t k) const { return head + k * rows::kVec<T>; }
 };
+
+template <class T>
+__device__ __forceinline__ int misalignment(const T* p) {
+  return static_cast<int>(reinterpret_cast<uintptr_t>(p) % 16) / static_cast<int>(sizeof(T));
+}
 
 __device__ __forceinline__ uint4 as_uint4(const rows::Raw& r) { return make_uint4(r.w[0], r.w[1], r.w[2], r.w[3]); }
 
-// Reads `len` elements at src into buf (16-byte aligned, len + one pack
-// long); returns the span's layout.  B threads, U packs in flight each.
-template <class T, int B, int U>
-__device__ __forceinline__ Span stage_in(const T* src, int64_t len, T* buf) {
-  const Span s = Span::of(src, len);
-  const int t = threadIdx.x;
-  if (t < s.head) buf[s.mis + t] = src[t];
-  const int64_t tail0 = s.pack<T>(s.body);
-  if (t < s.tail) buf[s.mis + tail0 + t] = src[tail0 + t];
-  rows::stream_packs<B, U, false>(
-      s.body, [&](int64_t k) { return rows::load_raw(src + s.pack<T>(k), true); },
-      [&](const rows::Raw& v, int64_t k) { *reinterpret_cast<uint4*>(buf + s.mis + s.pack<T>(k)) = as_uint4(v); });
-  return s;
-}
-
-// Writes buf, laid out as span s of `like` (the input it was read from),
-// to dst: 16-byte stores when dst is congruent to `like`, else element
-// stores at the same places.
-template <class T, int B>
-__device__ __forceinline__ void stage_out(const Span& s, const T* like, T* dst, const T* buf) {
+// Calls load(a, s, k) and use(item, a, s, k) for body pack k of segment a
+// (s: its Span), the packs of all segments numbered together so that a
+// thread's U loads in flight cross segments; then edge(a, s, e) for the
+// head and tail elements.  SEG false: one segment (whole units), its layout
+// worked out once.
+template <class T, int B, int U, bool SEG, class Load, class Use, class Edge>
+__device__ __forceinline__ void for_each_piece(int mis0, const Segments& g, Load load, Use use, Edge edge) {
   constexpr int P = rows::kVec<T>;
   const int t = threadIdx.x;
-  if (t < s.head) dst[t] = buf[s.mis + t];
-  const int64_t tail0 = s.pack<T>(s.body);
-  if (t < s.tail) dst[tail0 + t] = buf[s.mis + tail0 + t];
-  const bool vec = rows::congruent(like, dst);
-  for (int64_t k = t; k < s.body; k += B) {
-    const int64_t e = s.pack<T>(k);
-    const uint4 v = *reinterpret_cast<const uint4*>(buf + s.mis + e);
-    if (vec) {
-      *reinterpret_cast<uint4*>(dst + e) = v;
-    } else {
-      const T* vals = reinterpret_cast<const T*>(&v);
+  if constexpr (!SEG) {
+    const Span s = Span::of<T>(mis0, 0, g);
+    rows::stream_packs<B, U, false>(
+        s.body, [&](int64_t k) { return load(0, s, static_cast<int>(k)); },
+        [&](const rows::Raw& v, int64_t k) { use(v, 0, s, static_cast<int>(k)); });
+    if (t < s.head) edge(0, s, t);
+    if (t < s.tail) edge(0, s, s.head + s.body * P + t);
+  } else {
+    const unsigned most = static_cast<unsigned>(g.len / P + 1);  // body packs a segment has at most
+    const int count = g.count * static_cast<int>(most);
+    for (int q0 = 0; q0 < count; q0 += B * U) {
+      rows::Raw item[U];
+      int seg[U], pk[U];
 #pragma unroll
-      for (int j = 0; j < P; ++j) dst[e + j] = vals[j];
+      for (int u = 0; u < U; ++u) {
+        const int q = q0 + u * B + t;
+        seg[u] = static_cast<int>(static_cast<unsigned>(q) / most);
+        pk[u] = q - seg[u] * static_cast<int>(most);
+        const Span s = Span::of<T>(mis0, seg[u], g);
+        if (q < count && pk[u] < s.body) item[u] = load(seg[u], s, pk[u]);
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const Span s = Span::of<T>(mis0, seg[u], g);
+        if (q0 + u * B + t < count && pk[u] < s.body) use(item[u], seg[u], s, pk[u]);
+      }
+    }
+    for (int h = t; h < g.count * P; h += B) {
+      const int a = h / P, e = h - a * P;
+      const Span s = Span::of<T>(mis0, a, g);
+      if (e < s.head) edge(a, s, e);
+      if (e < s.tail) edge(a, s, s.head + s.body * P + e);
     }
   }
 }
 
-// The columns of a staged tile of n units: column c is inner position
-// c % inner of unit c / inner, its axis values `inner` apart from
-// column_start(c).  Groups of sh.group lanes take columns c0 + group index;
-// every lane of a warp makes the same number of calls (so that a group's
-// shuffles see the whole warp), with ok false past the last column.
-template <int B, class F>
-__device__ __forceinline__ void for_each_column(const kgen::softmax::TileShape& sh, int64_t n, F&& f) {
+// Reads the segments at src into buf (16-byte aligned, the tile's size and
+// a pack): 16-byte loads and shared stores for the aligned bodies, the
+// unaligned ends an element a thread.  Returns src's misalignment.
+template <class T, int B, int U, bool SEG>
+__device__ __forceinline__ int stage_in(const T* src, const Segments& g, T* buf) {
+  constexpr int P = rows::kVec<T>;
+  const int mis0 = misalignment(src);
+  for_each_piece<T, B, U, SEG>(
+      mis0, g,
+      [&](int a, const Span& s, int k) { return rows::load_raw(src + a * g.gstride + s.head + k * P, true); },
+      [&](const rows::Raw& v, int a, const Span& s, int k) {
+        *reinterpret_cast<uint4*>(buf + a * g.pitch + s.mis + s.head + k * P) = as_uint4(v);
+      },
+      [&](int a, const Span& s, int e) { buf[a * g.pitch + s.mis + e] = src[a * g.gstride + e]; });
+  return mis0;
+}
+
+// Writes buf, laid out as `like`'s segments (the input it was read from),
+// to dst: 16-byte stores when dst is congruent to `like`, else element
+// stores at the same places.
+template <class T, int B, bool SEG>
+__device__ __forceinline__ void stage_out(const Segments& g, const T* like, T* dst, const T* buf) {
+  constexpr int P = rows::kVec<T>;
+  const bool vec = rows::congruent(like, dst);
+  for_each_piece<T, B, 1, SEG>(
+      misalignment(like), g,
+      [&](int a, const Span& s, int k) {
+        rows::Raw r;
+        const uint4 v = *reinterpret_cast<const uint4*>(buf + a * g.pitch + s.mis + s.head + k * P);
+        r.w[0] = v.x, r.w[1] = v.y, r.w[2] = v.z, r.w[3] = v.w;
+        return r;
+      },
+      [&](const rows::Raw& r, int a, const Span& s, int k) {
+        T* d = dst + a * g.gstride + s.head + k * P;
+        if (vec) {
+          *reinterpret_cast<uint4*>(d) = as_uint4(r);
+        } else {
+          const T* vals = reinterpret_cast<const T*>(&r);
+#pragma unroll
+          for (int j = 0; j < P; ++j) d[j] = vals[j];
+        }
+      },
+      [&](int a, const Span& s, int e) { dst[a * g.gstride + e] = buf[a * g.pitch + s.mis + e]; });
+}
+
+// Where value a of a column sits in an input's buffer: whole units at
+// mis0 + col + a * inner (col: the column's first element in the tile);
+// segments (SEG) at a * pitch + (segment a's misalignment) + col (col: the
+// inner position in the tile; gmod: inner modulo a pack).
+template <class T, bool SEG>
+struct Place {
+  int mis0, pitch, inner, gmod;
+  __device__ __forceinline__ int at(int col, int a) const {
+    if constexpr (SEG) return a * pitch + ((mis0 + a * gmod) & (rows::kVec<T> - 1)) + col;
+    return mis0 + col + a * inner;
+  }
+};
+
+// The columns of a staged tile: `columns` of them; for whole units column c
+// is inner position c % inner of unit c / inner.  Groups of sh.group lanes
+// take columns c0 + group index; every lane of a warp makes the same number
+// of calls (so that a group's shuffles see the whole warp), with ok false
+// past the last column.  f(col, ok, lane) with col as Place::at takes it.
+template <int B, bool SEG, class F>
+__device__ __forceinline__ void for_each_column(const kgen::softmax::TileShape& sh, int columns, F&& f) {
   const int groups = B / sh.group;
   const int gi = static_cast<int>(threadIdx.x) / sh.group, lane = static_cast<int>(threadIdx.x) % sh.group;
-  const int64_t columns = n * sh.inner;
-  for (int64_t c0 = 0; c0 < columns; c0 += groups) {
-    const int64_t c = c0 + gi;
+  const int inner = static_cast<int>(sh.inner), unit = static_cast<int>(sh.unit);
+  for (int c0 = 0; c0 < columns; c0 += groups) {
+    const int c = c0 + gi;
     const bool ok = c < columns;
-    const int64_t u = sh.inner == 1 ? c : c / sh.inner;
-    f(ok ? u * sh.unit + (c - u * sh.inner) : int64_t{0}, ok, lane);
+    int col = c;
+    if (!SEG) {
+      const int u = inner == 1 ? c : static_cast<int>(static_cast<unsigned>(c) / static_cast<unsigned>(inner));
+      col = u * unit + (c - u * inner);
+    }
+    f(ok ? col : 0, ok, lane);
   }
 }
 
@@ -112,52 +207,71 @@ __device__ __forceinline__ V group_reduce(V v, Op op, int group) {
   return v;
 }
 
-// Tiles of whole units, grid-stride: stage the NIN inputs' spans, barrier,
-// compute(bufs, spans, n) (which writes the result over input 0's span),
-// barrier, store input 0's span to out, barrier (the next tile reuses the
-// buffers).  smem holds NIN buffers of `capacity` elements and a pack.
-template <class T, int B, int U, int NIN, class Compute>
+// The tiles, grid-stride: stage the NIN inputs, barrier, compute(places,
+// bufs, columns) (which writes the result over input 0's buffer), barrier,
+// store input 0's buffer to out, barrier (the next tile reuses the
+// buffers).  smem holds NIN buffers of B x U packs (the tile) and a pack.
+// SEG: slabs cut along inner (sh.width > 0), else whole units.
+template <class T, int B, int U, int NIN, bool SEG, class Compute>
 __device__ __forceinline__ void run_tiles(const T* const (&in)[NIN], T* out, const kgen::softmax::TileShape& sh,
-                                          int64_t capacity, Compute compute) {
+                                          Compute compute) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
+  constexpr int P = rows::kVec<T>;
   T* bufs[NIN];
 #pragma unroll
-  for (int k = 0; k < NIN; ++k) bufs[k] = reinterpret_cast<T*>(smem_raw) + k * (capacity + rows::kVec<T>);
+  for (int k = 0; k < NIN; ++k) bufs[k] = reinterpret_cast<T*>(smem_raw) + k * (int64_t{B} * U * P + P);
   for (int64_t tile = blockIdx.x; tile < sh.tiles; tile += gridDim.x) {
-    const int64_t u0 = tile * sh.per_tile;
-    const int64_t n = sh.units - u0 < sh.per_tile ? sh.units - u0 : sh.per_tile;
-    const int64_t start = u0 * sh.unit, len = n * sh.unit;
-    Span spans[NIN];
+    int64_t start;
+    int columns;
+    Segments g;
+    if constexpr (!SEG) {
+      const int64_t u0 = tile * sh.per_tile;
+      const int n = static_cast<int>(sh.units - u0 < sh.per_tile ? sh.units - u0 : sh.per_tile);
+      start = u0 * sh.unit;
+      columns = n * static_cast<int>(sh.inner);
+      g = Segments{1, n * static_cast<int>(sh.unit), 0, 0, 0};
+    } else {
+      const int64_t o = tile / sh.chunks, i0 = (tile - o * sh.chunks) * sh.width;
+      start = o * sh.unit + i0;
+      columns = static_cast<int>(sh.inner - i0 < sh.width ? sh.inner - i0 : sh.width);
+      g = Segments{static_cast<int>(sh.axis), columns, static_cast<int>(sh.width) + P, static_cast<int>(sh.inner & (P - 1)),
+                   sh.inner};
+    }
+    Place<T, SEG> places[NIN];
 #pragma unroll
-    for (int k = 0; k < NIN; ++k) spans[k] = stage_in<T, B, U>(in[k] + start, len, bufs[k]);
+    for (int k = 0; k < NIN; ++k)
+      places[k] = Place<T, SEG>{stage_in<T, B, U, SEG>(in[k] + start, g, bufs[k]), g.pitch,
+                                static_cast<int>(SEG ? 0 : sh.inner), g.gmod};
     __syncthreads();
-    compute(bufs, spans, n);
+    compute(places, bufs, columns);
     __syncthreads();
-    stage_out<T, B>(spans[0], in[0] + start, out + start, bufs[0]);
+    stage_out<T, B, SEG>(g, in[0] + start, out + start, bufs[0]);
     __syncthreads();
   }
 }
 
 // ------------------------------------------------------------ host launcher
-// The plain or log instantiation of a tile kernel (B threads, C elements a
-// thread, NIN inputs) over p's tiles: kernel(args..., shape, capacity), as
-// many CTAs as tiles up to 32 waves (the hardware balances them; kernels
-// stride over the rest).
-template <class T, int C, int B, int NIN, auto Plain, auto Log, class... Args>
+// The tile kernel for p (B threads, C elements a thread, NIN inputs), its
+// mode (Kernel<LOG, SEG>: log_softmax or not, slabs cut along inner or
+// whole units) from p: kernel(args..., shape), as many CTAs as
+// tiles up to 32 waves (the hardware balances them; kernels stride over
+// the rest).
+template <class T, int C, int B, int NIN, template <bool, bool> class Kernel, class... Args>
 cudaError_t launch(const kgen::softmax::Problem& p, cudaStream_t stream, Args... args) {
   constexpr int64_t kCapacity = int64_t{B} * C;
-  const kgen::softmax::TileShape sh = kgen::softmax::tile_shape(p, kCapacity);
+  const kgen::softmax::TileShape sh = kgen::softmax::tile_shape(p, kCapacity, sizeof(T));
   const size_t smem = static_cast<size_t>(kgen::softmax::tile_smem_bytes(kCapacity, sizeof(T), NIN));
-  if (smem > 48 * 1024) {
-    const cudaError_t err = p.log ? softmax::allow_max_smem<Log>(*p.device) : softmax::allow_max_smem<Plain>(*p.device);
-    if (err != cudaSuccess) return err;
-  }
   const unsigned grid = softmax::grid_for(sh.tiles, *p.device, B, 32);
-  if (p.log)
-    Log<<<grid, B, smem, stream>>>(args..., sh, kCapacity);
-  else
-    Plain<<<grid, B, smem, stream>>>(args..., sh, kCapacity);
-  return cudaGetLastError();
+  auto go = [&](auto kernel) {
+    if (smem > 48 * 1024) {
+      const cudaError_t err = softmax::allow_max_smem<decltype(kernel)::value>(*p.device);
+      if (err != cudaSuccess) return err;
+    }
+    decltype(kernel)::value<<<grid, B, smem, stream>>>(args..., sh);
+    return cudaGetLastError();
+  };
+  if (sh.width > 0) return p.log ? go(Kernel<true, true>{}) : go(Kernel<false, true>{});
+  return p.log ? go(Kernel<true, false>{}) : go(Kernel<false, false>{});
 }
 
 }  // namespace tiles
