@@ -168,10 +168,16 @@ TEST_CASE("misaligned pointers and odd cols get narrower packs, never a wrong on
   // pack 1 in the warp and smem tiers; a block takes the row's aligned body
   // in 16-byte packs and its ends an element a thread
   CHECK((odd.p.pack_size == 1 || odd.p.tier == SoftmaxTier::block));
-  // a block holds a row at any alignment, its aligned body in 16-byte packs
+  // a block holds a row at any alignment, its aligned body in 16-byte packs,
+  // when y lies as x does modulo 16 bytes; else the smem tier (next tests)
+  Picked misaligned = pick(KGEN_FLOAT32, 64, 4096, 4, 4);
+  INFO(misaligned.v->name);
+  CHECK(misaligned.p.tier == SoftmaxTier::block);
+  CHECK(misaligned.p.pack_size == 4);
   Picked misaligned_y = pick(KGEN_FLOAT32, 64, 4096, 0, 4);
-  CHECK(misaligned_y.p.tier == SoftmaxTier::block);
-  CHECK(misaligned_y.p.pack_size == 4);
+  INFO(misaligned_y.v->name);
+  CHECK(misaligned_y.p.tier == SoftmaxTier::smem);
+  CHECK(misaligned_y.p.pack_size == 1);
 }
 
 TEST_CASE("rows no wide pack covers stay in registers at pack 1", "[selection][default-set]") {
@@ -588,4 +594,22 @@ TEST_CASE("rows a warp variant could hold go to a block only below the smem tier
   Picked s = pick(KGEN_FLOAT16, 5039, 2048, 2, 2);
   INFO(s.v->name);
   CHECK(s.p.tier != SoftmaxTier::block);
+}
+
+TEST_CASE("rows whose y is off x's 16-byte alignment rank blocks and clusters below the smem tier",
+          "[selection][default-set]") {
+  // H100 sweep, x one element into its storage and y aligned: y is stored an
+  // element at a time in blocks and clusters (128x8192 float32 log_softmax:
+  // 9.0 us in clusters of 2, 6.3 in smem; 1216x11027 float32 61 against 45.4)
+  for (bool log : {false, true}) {
+    for (int64_t cols : {int64_t{8192}, int64_t{11027}}) {
+      Picked off = pick(KGEN_FLOAT32, cols == 8192 ? 128 : 1216, cols, 4, 0, h100(), log);
+      INFO(off.v->name << " cols " << cols << " log " << log);
+      CHECK(off.p.tier == SoftmaxTier::smem);
+      // congruent, the same row keeps the block and cluster tiers
+      Picked same = pick(KGEN_FLOAT32, cols == 8192 ? 128 : 1216, cols, 4, 4, h100(), log);
+      INFO(same.v->name);
+      CHECK((same.p.tier == SoftmaxTier::block || same.p.tier == SoftmaxTier::cluster));
+    }
+  }
 }

@@ -45,6 +45,13 @@ bool aligned_all(const Problem& p, int64_t bytes) {
   return aligned_to(p.x, bytes) && aligned_to(p.y, bytes) && (!p.dy || aligned_to(p.dy, bytes));
 }
 
+// Whether y lies at x's offset modulo 16 bytes, so that the row tiers that
+// read x's aligned body in 16-byte packs can store y in the same packs
+// (otherwise they store it an element at a time).
+bool congruent_xy(const Problem& p) {
+  return (reinterpret_cast<uintptr_t>(p.x) - reinterpret_cast<uintptr_t>(p.y)) % 16 == 0;
+}
+
 // The block and cluster tiers (row_slice.cuh): a row's aligned body in
 // 16-byte packs (pack_size elements), split evenly over cluster_size CTAs of
 // block_size threads holding cols_per_thread values each; the unaligned
@@ -167,7 +174,15 @@ Score slice_heuristic(const Params& q, const Problem& p) {
   if (small_block && (bwd || p.cols <= 512 || p.cols % 2 == 0 || per * 8 < cap * 5)) return Score::reject();
   Score s;
   s.key[1] = -((cap - per) * 4 / cap);
-  if (small_block || p.cols > (size == 2 && !bwd && !p.log ? 2048 : 1024)) {
+  if (!bwd && !congruent_xy(p)) {
+    // y off x's alignment: y stored an element at a time, below the smem
+    // tier (H100 sweep, x one element into its storage, y aligned:
+    // 128x8192 float32 log_softmax 9.0 us in clusters of 2, 6.3 in smem;
+    // 1216x11027 float32 61 us in a block, 45.4 in smem; 5039x2048 float16
+    // 48-50 us in blocks, 22.4 in smem)
+    s.key[0] = 2;
+    s.key[1] -= 100;
+  } else if (small_block || p.cols > (size == 2 && !bwd && !p.log ? 2048 : 1024)) {
     s.key[0] = 4;
   } else {
     // rows a warp variant could hold, when none fits (a misaligned float16
