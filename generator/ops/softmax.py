@@ -227,8 +227,9 @@ def slice_default(backward, cluster):
 
 # Blocks of one and two warps hold odd rows of 333-2048 values at full
 # vector width (a block of 128 holding a bfloat16 row of 673 left two thirds
-# of its threads idle: 54% of copy; pack-1 warp variants 44-64%): to be
-# measured against the warp and smem tiers before selection takes them.
+# of its threads idle: 54% of copy; pack-1 warp variants 44-64%).  Selection
+# takes them for odd forward rows of 513-2048 (runtime/src/softmax/rules.cpp);
+# the backward's are compiled but not measured.
 SMALL_BLOCKS = (32, 64)
 
 

@@ -164,9 +164,9 @@ Score slice_heuristic(const Params& q, const Problem& p) {
   // values a block, 65% used) lost for the half types' plain softmax (68%
   // against 89% in the warp tier); the backward was not measured.  A block
   // under 5/8 full is not taken (rows of 513-639: not measured).  Only odd
-  // rows: an even row one element in ran slower in these blocks (5039x2048
-  // float16 +1: 49.6 us in 64 x 32 values, 22.4 in the smem tier).  Among
-  // them 64 bytes a thread (float32 log_softmax of 1001: 102% in 64 x 16
+  // rows, the class measured (the one even row that lost, 5039x2048 float16
+  // x one element in, 49.6 us against 22.4 in the smem tier, had y off x's
+  // alignment: see congruent_xy below).  Among them 64 bytes a thread (float32 log_softmax of 1001: 102% in 64 x 16
   // values, 95% in 32 x 32; float16 of 673 93-94% in 32 x 32, 70-81% in
   // 64 x 16).
   const int64_t cap = sh.capacity(), per = sh.packs_per_cta(p);
@@ -248,8 +248,8 @@ Score split_heuristic(const Params& q, const Problem& p) {
 //    (TileShape::width), forward and 2-byte types only: (16, 5, 838861)
 //    bfloat16 50% against 49% in the strided tier, float32 67-70% against
 //    74%, the backward 63-73% against 73-74%; on a slab of 2 x 390510
-//    (L2-sized) 87-125% against 67-97% forward.  Segments of under 32
-//    packs lose: (275, 17, 351) bfloat16 in segments of 112 values 20.1 us
+//    (L2-sized) 77-125% against 67-97% forward.  Segments of under
+//    kTileMinSelectedSegmentPacks lose: (275, 17, 351) bfloat16 in segments of 112 values 20.1 us
 //    against 8.5 in the strided tier (random sweep).  A variant that holds
 //    the whole slab ranks first ((16320, 3, 860) bfloat16: 147 us whole,
 //    162 in segments);
@@ -260,6 +260,9 @@ Score split_heuristic(const Params& q, const Problem& p) {
 // threads (32-128 within 5% on the sweep's problems but bfloat16 rows of
 // 673, which no rule gives the tile), then the smaller tile.
 constexpr int64_t kTileMinRow = 3, kTileMaxRow = 64;
+// Segments selection takes, in 16-byte packs (tile_shape allows
+// kTileMinSegmentPacks, so that every variant runs such slabs).
+constexpr int64_t kTileMinSelectedSegmentPacks = 32;
 template <class Params>
 Score tile_heuristic(const Params& q, const Problem& p) {
   const int size = dtype_size(p.dtype);
@@ -273,7 +276,8 @@ Score tile_heuristic(const Params& q, const Problem& p) {
   const int64_t cap = int64_t{q.block_size} * q.cols_per_thread;
   const TileShape sh = tile_shape(p, cap, size);
   if (sh.tiles < kTileWaves * p.device->sm_count) return Score::reject();
-  if (sh.width > 0 && (backward(p) || size != 2 || sh.width * size < 32 * 16)) return Score::reject();
+  if (sh.width > 0 && (backward(p) || size != 2 || sh.width * size < kTileMinSelectedSegmentPacks * 16))
+    return Score::reject();
   Score s;
   s.key[0] = p.inner == 1 ? 3 : 7;
   s.key[1] = sh.width > 0 ? 99 : 100;

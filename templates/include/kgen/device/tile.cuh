@@ -3,8 +3,9 @@
 // length and alignment: the skeleton of the softmax tile tier, both
 // directions (softmax.cuh, softmax_backward.cuh).
 //
-// A tile is a run of whole units, contiguous in memory.  Each input's span
-// is read with row_slice.cuh's layout (the elements before the span's first
+// A tile is a run of whole units, contiguous in memory, or (a slab longer
+// than a tile) `width` inner positions of one slab: `axis` segments, each
+// contiguous, staged side by side.  Each input's span (or segment) is read with row_slice.cuh's layout (the elements before the span's first
 // 16-byte boundary one a thread, the aligned body in 16-byte packs, the tail
 // one a thread) into shared memory at the same offset modulo 16 bytes, so
 // that every body pack is one 16-byte load and one 16-byte shared store.
