@@ -579,12 +579,23 @@ TEST_CASE("backward rows: float32 in blocks then clusters, half types in blocks 
   CHECK(tier_of(KGEN_BFLOAT16, 4096, 4096) == SoftmaxTier::block);
   // bfloat16 clusters ran at 50-57% of copy where the two-pass tiers reach 84-88% (H100)
   CHECK(tier_of(KGEN_BFLOAT16, 4096, 32768) != SoftmaxTier::cluster);
-  // and so does the half types' log_softmax
-  CHECK(pick(KGEN_FLOAT16, 1000, 32768, 0, 0, h100(), true).p.tier != SoftmaxTier::cluster);
-  CHECK(pick(KGEN_FLOAT32, 1000, 32768, 0, 0, h100(), true).p.tier == SoftmaxTier::cluster);
-  // unless the rows leave most SMs idle (one float16 row of 340885: 11 us in
-  // a cluster, 97 us a block a row; H100 sweep)
+  // unless the rows leave most SMs idle (one float16 row of 340885 forward:
+  // 11 us in a cluster, 97 us a block a row; H100 sweep)
   CHECK(pick(KGEN_FLOAT16, 1, 340885, 0, 0, h100(), true).p.tier == SoftmaxTier::cluster);
+}
+
+TEST_CASE("forward clusters: the half types' log_softmax too, blocks of 256 threads first",
+          "[selection][default-set]") {
+  // float16 and bfloat16 log_softmax of 32768-262144 in clusters 80-92% of
+  // copy, 64-80% in the smem and uncached tiers (H100, bench/NOTES.md slice v2)
+  for (kgen_dtype_t d : {KGEN_FLOAT16, KGEN_BFLOAT16, KGEN_FLOAT32})
+    for (int64_t cols : {32768, 50257, 131072})
+      for (bool log : {false, true}) {
+        Picked s = pick(d, 1000, cols, 0, 0, h100(), log);
+        INFO(s.v->name << " cols " << cols << " log " << log);
+        CHECK(s.p.tier == SoftmaxTier::cluster);
+        CHECK(s.p.block_size == 256);
+      }
 }
 
 TEST_CASE("rows a warp variant could hold go to a block only below the smem tier", "[selection][default-set]") {

@@ -140,11 +140,15 @@ bool supports_as(const VariantInfo& v, const Problem& p) {
 //     65536: 64 values 76%, 32 values 65%), 16 in the backward (y and dy);
 //     then the smallest block (float32 backward 32768: clusters of 128
 //     threads 98%, of 512 93%).
-// The half types' backward and log_softmax keep to one block: in clusters
-// the backward ran at 50-57% where the uncached tier reaches 84-88%
-// (bfloat16 32768), and log_softmax at 63-66% where the plain softmax
-// reaches 80-85% (float16 and bfloat16 32768 and 131072: 8 packs a thread
-// spill in the log mode under 64 registers, 4 packs ran at 52-55%).
+//     Among the forward's clusters, blocks of 256 threads first (H100, 256 MiB, bench/
+//     NOTES.md slice v2: float16 and bfloat16 rows of 32768 in 2 x 256
+//     threads 89-92% against 89% in 4 x 128; 50257 in 4 x 256 84-86%
+//     against 84% in 8 x 128; 131072 in 8 x 256 85-87% against 84-85% in
+//     16 x 128; float32 50257 in 8 x 256 83% against 79% in 16 x 128).
+// The half types' backward keeps to one block: in clusters it ran at
+// 50-57% where the uncached tier reaches 84-88% (bfloat16 32768).  (Their
+// log_softmax ran at 63-66% in clusters while 8 packs a thread spilled; at
+// 80-92% since, against 64-80% in the smem and uncached tiers.)
 template <class Params>
 Score slice_heuristic(const Params& q, const Problem& p) {
   const int size = dtype_size(p.dtype);
@@ -153,7 +157,7 @@ Score slice_heuristic(const Params& q, const Problem& p) {
   // (few rows excepted: a block a row leaves most SMs idle, and a cluster
   // of 16 took 11 us where the uncached tier took 97, float16 log_softmax
   // of one row of 340885)
-  if (size == 2 && sh.cluster > 1 && (bwd || p.log) && p.rows >= p.device->sm_count) return Score::reject();
+  if (size == 2 && sh.cluster > 1 && bwd && p.rows >= p.device->sm_count) return Score::reject();
   // Blocks of one and two warps: forward rows of 513-2048 that no 8-byte
   // pack covers, above the warp and smem tiers, which read them one
   // element a load.  H100, kgen-bench softmax --variants at 64 MiB (bench/
@@ -196,7 +200,8 @@ Score slice_heuristic(const Params& q, const Problem& p) {
   // float32 log_softmax of 1999 102% in 128 x 16 values, 97% in 64 x 32)
   s.key[3] = small_block ? 1 : sh.cluster == 1 && sh.block <= 512 ? 2 : sh.block < 1024 ? 1 : 0;
   const int64_t pref = small_block ? 64 / size : bwd ? 16 : sh.cluster == 1 ? 32 : 128 / size;
-  s.key[4] = -std::abs(sh.per_thread - pref) * 64 - sh.block / 128;
+  const bool forward_cluster = sh.cluster > 1 && !bwd;
+  s.key[4] = -std::abs(sh.per_thread - pref) * 64 - (forward_cluster ? std::abs(sh.block - 256) : sh.block) / 128;
   return s;
 }
 

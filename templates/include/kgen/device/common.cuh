@@ -36,13 +36,21 @@ template <> __device__ __forceinline__ double neg_inf<double>() {
   return -__longlong_as_double(0x7ff0000000000000ll);
 }
 
-// exp in float as the SFU's 2^(v log2 e) (__expf: within 2 + 1.2|v| ulp,
-// a few ulp where softmax values are not negligible; the float tests hold
-// 2e-5 relative).  The accurate expf costs ~6 more instructions an element,
-// and half-type softmax is instruction-bound, not memory-bound: the masked
-// float16 rows of 1024 ran at 77% of the SM's issue rate and 38% of DRAM's
-// (H100, ncu, bench/NOTES.md v4).  Double and log stay accurate.
-__device__ __forceinline__ float kexp(float v) { return __expf(v); }
+// exp in float as the SFU's 2^(v log2 e) (as __expf: within 2 + 1.2|v|
+// ulp, a few ulp where softmax values are not negligible; the float tests
+// hold 2e-5 relative).  The accurate expf costs ~6 more instructions an
+// element, and half-type softmax is instruction-bound, not memory-bound:
+// the masked float16 rows of 1024 ran at 77% of the SM's issue rate and 38%
+// of DRAM's (H100, ncu, bench/NOTES.md v4).  The flush-to-zero form: results
+// below 2^-126 (1.2e-38) are 0, where __expf's range check took three more
+// instructions an exp.  Double and log stay accurate.
+__device__ __forceinline__ float kexp2(float v) {
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(v));
+  return r;
+}
+constexpr float kLog2e = 1.4426950408889634f;
+__device__ __forceinline__ float kexp(float v) { return kexp2(v * kLog2e); }
 __device__ __forceinline__ double kexp(double v) { return exp(v); }
 __device__ __forceinline__ float klog(float v) { return logf(v); }
 __device__ __forceinline__ double klog(double v) { return log(v); }

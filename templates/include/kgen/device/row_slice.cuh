@@ -83,6 +83,22 @@ __device__ __forceinline__ void keep_raw(Raw& r) {
 #pragma unroll
   for (int k = 0; k < 4; ++k) asm volatile("" : "+r"(r.w[k]));
 }
+template <int V>
+__device__ __forceinline__ void keep_raw(Raw (&r)[V]) {
+#pragma unroll
+  for (int i = 0; i < V; ++i) keep_raw(r[i]);
+}
+// Makes packs depend on a value ptxas cannot know (`never`, always false at
+// run time) so that it cannot move their conversions ahead of what computed
+// it: keep_raw binds only the compiler's front end.
+template <int V>
+__device__ __forceinline__ void after(Raw (&r)[V], bool never) {
+  const uint32_t z = never ? ~0u : 0u;  // all bits: a 0/1 mask let ptxas prove the high halves unchanged
+#pragma unroll
+  for (int i = 0; i < V; ++i)
+#pragma unroll
+    for (int k = 0; k < 4; ++k) r[i].w[k] ^= z;
+}
 
 // Blocks an SM must hold: at most 64 registers a thread.  Left to itself
 // ptxas gave the half types' log mode 128 (every value of 8 packs a thread
@@ -172,10 +188,42 @@ __device__ __forceinline__ Raw load_raw(const T* p, bool vec) {
   return r;
 }
 
+// Values of a pack rounded to T, in 32-bit words as stored.
+template <class T>
+__device__ __forceinline__ Raw raw_of(const compute_t<T>* v) {
+  Raw r;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    if constexpr (std::is_same<T, __half>::value) {
+      const __half2 h = __floats2half2_rn(v[2 * k], v[2 * k + 1]);
+      memcpy(&r.w[k], &h, 4);
+    } else if constexpr (std::is_same<T, __nv_bfloat16>::value) {
+      const __nv_bfloat162 h = __floats2bfloat162_rn(v[2 * k], v[2 * k + 1]);
+      memcpy(&r.w[k], &h, 4);
+    } else if constexpr (sizeof(T) == 4) {
+      r.w[k] = __float_as_uint(v[k]);
+    } else {
+      const double d = v[k / 2];
+      r.w[k] = k % 2 ? static_cast<uint32_t>(__double_as_longlong(d) >> 32)
+                     : static_cast<uint32_t>(__double_as_longlong(d));
+    }
+  }
+  return r;
+}
+
+// A pack of values stored at `p` (16-byte aligned when vec, else element
+// aligned).  The aligned store is one 16-byte vector in PTX: as a C++ store
+// (of a Pack of T or a uint4) the front end split packs into 4-byte stores,
+// one pack of the cluster kernel's eight, every pack in a version that
+// looped over rows (30% of copy, float16 rows of 8192; bench/NOTES.md
+// slice v2).
 template <class T>
 __device__ __forceinline__ void store_values(T* p, const compute_t<T>* v, bool vec) {
   if (vec) {
-    store_pack<T, kVec<T>>(p, v);
+    const Raw r = raw_of<T>(v);
+    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(__cvta_generic_to_global(p)), "r"(r.w[0]),
+                 "r"(r.w[1]), "r"(r.w[2]), "r"(r.w[3])
+                 : "memory");
     return;
   }
 #pragma unroll
