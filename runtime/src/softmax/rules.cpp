@@ -148,7 +148,7 @@ bool supports_as(const VariantInfo& v, const Problem& p) {
 // The half types' backward keeps to one block: in clusters it ran at
 // 50-57% where the uncached tier reaches 84-88% (bfloat16 32768).  (Their
 // log_softmax ran at 63-66% in clusters while 8 packs a thread spilled; at
-// 80-92% since, against 64-80% in the smem and uncached tiers.)
+// 77-89% since, against 64-80% in the smem and uncached tiers.)
 template <class Params>
 Score slice_heuristic(const Params& q, const Problem& p) {
   const int size = dtype_size(p.dtype);

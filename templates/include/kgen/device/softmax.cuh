@@ -240,22 +240,15 @@ __device__ __forceinline__ void online_add_pack(Online<compute_t<T>>& st, const 
   st.s = st.s * kexp(st.m - ms) + sum;
   st.m = m;
 }
-// What y needs of a row's sum s: log s for log_softmax; for softmax log2 s
-// in float (y = 2^((v - max) log2 e - log2 s): one FFMA and one exp an
-// element, no multiply) and 1 / s in double.
+// y of one value from the row's max and ls (log sum, or 1 / sum).  (The
+// form 2^((v - max) log2 e - log2 sum), one instruction an element fewer,
+// ran 10-20% slower in clusters, cause not found: float32 rows of
+// 32768-262144, float16 of 262144; H100, same-GPU A/B, bench/NOTES.md
+// slice v2.)
 template <bool LOG, class C>
-__device__ __forceinline__ C row_scale(C s) {
-  if constexpr (LOG) return klog(s);
-  else if constexpr (std::is_same<C, float>::value) return log2f(s);
-  else return C(1) / s;
-}
-// y of one value from the row's max and row_scale<LOG>(sum)
-template <bool LOG, class C>
-__device__ __forceinline__ C softmax_of(C v, C mx, C sc) {
+__device__ __forceinline__ C softmax_of(C v, C mx, C ls) {
   const C d = v - mx;
-  if constexpr (LOG) return d - sc;
-  else if constexpr (std::is_same<C, float>::value) return kexp2(fmaf(d, kLog2e, -sc));
-  else return kexp(d) * sc;
+  return LOG ? d - ls : kexp(d) * ls;
 }
 
 // A row in the registers of K CTAs (row_slice.cuh): x read once in 16-byte
@@ -290,7 +283,7 @@ __global__ void __launch_bounds__(B, rows::kSliceMinBlocks<B>) slice_kernel(cons
   // bfloat16 log modes spilled 92 bytes at 8 packs a thread (ncu, bfloat16
   // rows of 131072 in clusters of 16 x 128: 2.6M local-memory requests)
   rows::after(v, st.s < Cm(0));
-  const Cm ls = row_scale<LOG>(st.s);
+  const Cm ls = LOG ? klog(st.s) : Cm(1) / st.s;
   const bool vec_y = rows::congruent(x, y);
 #pragma unroll
   for (int i = 0; i < V; ++i) {
@@ -336,7 +329,7 @@ __global__ void __launch_bounds__(B, kSplitMinBlocks<T, B>)
   Online<Cm> st = Online<Cm>::identity();
   for (int64_t g = threadIdx.x; g < parts; g += B) st = Online<Cm>::merge(st, partial[row * parts + g]);
   st = block_all_reduce_online<B>(st);
-  const Cm ls = row_scale<LOG>(st.s);
+  const Cm ls = LOG ? klog(st.s) : Cm(1) / st.s;
   const T* xr = x + row * cols;
   T* yr = y + row * cols;
   const rows::Slice s = rows::slice_of<T, B>(xr, cols, static_cast<int>(cta % parts), parts);
@@ -427,7 +420,7 @@ __global__ void __launch_bounds__(B, tiles::kTileMinBlocks<T, B, SEG, 1>) tile_k
       }
       st = tiles::group_reduce(st, OnlineOp(), g);
       if (!ok) return;
-      const Cm ls = row_scale<LOG>(st.s);
+      const Cm ls = LOG ? klog(st.s) : Cm(1) / st.s;
       for (int a = lane; a < axis; a += g) {
         T& v = b[place.at(col, a)];
         v = from_compute<T>(softmax_of<LOG>(to_compute(v), st.m, ls));
