@@ -586,8 +586,9 @@ TEST_CASE("backward rows: float32 in blocks then clusters, half types in blocks 
 
 TEST_CASE("forward clusters: the half types' log_softmax too, blocks of 256 threads first",
           "[selection][default-set]") {
-  // float16 and bfloat16 log_softmax of 32768-262144 in clusters 80-92% of
-  // copy, 64-80% in the smem and uncached tiers (H100, bench/NOTES.md slice v2)
+  // float16 and bfloat16 log_softmax of 32768-262144 in clusters 77-89% of
+  // copy, 64-80% in the smem and uncached tiers; among clusters, blocks of
+  // 256 threads (H100, bench/NOTES.md slice v2)
   for (kgen_dtype_t d : {KGEN_FLOAT16, KGEN_BFLOAT16, KGEN_FLOAT32})
     for (int64_t cols : {32768, 50257, 131072})
       for (bool log : {false, true}) {

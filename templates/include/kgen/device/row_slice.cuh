@@ -188,7 +188,10 @@ __device__ __forceinline__ Raw load_raw(const T* p, bool vec) {
   return r;
 }
 
-// Values of a pack rounded to T, in 32-bit words as stored.
+// Values of a pack rounded to T as from_compute rounds them, in 32-bit
+// words as stored: half types two values a conversion (a Pack filled by
+// from_compute and copied to words took 0.2-0.3% more SASS instructions
+// in the slice, split and tile bundles).
 template <class T>
 __device__ __forceinline__ Raw raw_of(const compute_t<T>* v) {
   Raw r;

@@ -208,8 +208,8 @@ __global__ void __launch_bounds__(B, rows::kSliceMinBlocks<B>) slice_kernel(cons
     for (int j = 0; j < P; ++j) part += term<LOG>(rows::value<T>(yv[i], j), rows::value<T>(gv[i], j));
     sum += part;
   }
-#pragma unroll
-  for (int i = 0; i < V; ++i) rows::keep_raw(yv[i]), rows::keep_raw(gv[i]);
+  rows::keep_raw(yv);
+  rows::keep_raw(gv);
   sum = rows::slice_all_reduce<B, K>(sum, SumOp(), Cm(0));
 #pragma unroll
   for (int i = 0; i < V; ++i) {
