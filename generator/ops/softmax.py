@@ -186,6 +186,12 @@ def strided_uncached_default(d, p):
 # threads, float32 at 4 packs 57-60.
 SLICE_PACKS = (1, 2, 4, 8)
 CLUSTERS = (2, 4, 8, 16)
+# Forward clusters also hold 16 packs a thread: 8 in registers, 8 in shared
+# memory (rows::Held, 16 bytes x block_size x 8: 64 KB at 512 threads, 128
+# KB at 1024), so that a cluster of 16 holds a row of 1M values (524288
+# without them).  Not for the half types at 1024 threads (their 8 register
+# packs spill there) nor in the backward.
+HELD_PACKS = 16
 
 
 def slice_packs_max(d, block, backward):
@@ -194,15 +200,19 @@ def slice_packs_max(d, block, backward):
     return 4 if d.size == 2 and block == 1024 else 8
 
 
-def slice_valid(backward):
+def slice_valid(backward, cluster):
     def valid(d, p, arches):
         v = p["cols_per_thread"] // p["pack_size"]
-        return p["cols_per_thread"] % p["pack_size"] == 0 and v <= slice_packs_max(d, p["block_size"], backward)
+        if p["cols_per_thread"] % p["pack_size"] != 0:
+            return False
+        if v == HELD_PACKS:
+            return cluster and not backward and p["block_size"] >= 256 and not (d.size == 2 and p["block_size"] == 1024)
+        return v <= slice_packs_max(d, p["block_size"], backward)
     return valid
 
 
-def slice_cols(d):
-    return [max_pack(d) * v for v in SLICE_PACKS]
+def slice_cols(d, held=False):
+    return [max_pack(d) * v for v in SLICE_PACKS + ((HELD_PACKS,) if held else ())]
 
 
 # The default level: what the heuristic picks (runtime/src/softmax/rules.cpp:
@@ -221,6 +231,8 @@ def slice_default(backward, cluster):
         if d.short == "f64" or (backward and d.size == 2):
             return False
         want = 16 if backward else 128 // d.size
+        if not backward and c == HELD_PACKS * max_pack(d):  # rows of 1M: clusters of 16
+            return p["cluster_size"] == 16 and b == (512 if d.size == 2 else 1024)
         return c == want and (b in SLICE_BLOCKS or (b == 1024 and p["cluster_size"] == 16))
     return in_default
 
@@ -244,18 +256,16 @@ def small_block_default(backward):
 
 
 def slice_tiers(backward):
-    params = (
-        Param("pack_size", "p", lambda d: [max_pack(d)]),
-        Param("cols_per_thread", "c", slice_cols),
-        Param("block_size", "b", lambda d: BLOCKS),
-    )
-    block_params = params[:2] + (Param("block_size", "b", lambda d: SMALL_BLOCKS + BLOCKS),)
+    pack = Param("pack_size", "p", lambda d: [max_pack(d)])
+    block_params = (pack, Param("cols_per_thread", "c", slice_cols),
+                    Param("block_size", "b", lambda d: SMALL_BLOCKS + BLOCKS))
+    cluster_params = (pack, Param("cols_per_thread", "c", lambda d: slice_cols(d, held=not backward)),
+                      Param("block_size", "b", lambda d: BLOCKS), Param("cluster_size", "k", lambda d: CLUSTERS))
     return (
-        Tier(name="block", template="softmax_slice.cu.j2", params=block_params, valid=slice_valid(backward),
+        Tier(name="block", template="softmax_slice.cu.j2", params=block_params, valid=slice_valid(backward, False),
              in_default=small_block_default(backward), fixed=(("cluster_size", 1),)),
-        Tier(name="cluster", template="softmax_slice.cu.j2",
-             params=params + (Param("cluster_size", "k", lambda d: CLUSTERS),),
-             valid=slice_valid(backward), in_default=slice_default(backward, True), min_arch=90),
+        Tier(name="cluster", template="softmax_slice.cu.j2", params=cluster_params,
+             valid=slice_valid(backward, True), in_default=slice_default(backward, True), min_arch=90),
     )
 
 

@@ -30,10 +30,10 @@ def _backward(tier):
     if tier.name == "warp":
         return dataclasses.replace(tier, valid=softmax.warp_valid_backward)
     if tier.name == "block":
-        return dataclasses.replace(tier, valid=softmax.slice_valid(backward=True),
+        return dataclasses.replace(tier, valid=softmax.slice_valid(backward=True, cluster=False),
                                    in_default=softmax.small_block_default(backward=True))
     if tier.name == "cluster":
-        return dataclasses.replace(tier, valid=softmax.slice_valid(backward=True),
+        return dataclasses.replace(tier, valid=softmax.slice_valid(backward=True, cluster=True),
                                    in_default=softmax.slice_default(backward=True, cluster=True))
     return tier
 

@@ -97,13 +97,26 @@ TEST_CASE("longer rows go to a block, then a cluster, then the uncached tier", "
   Picked odd = pick(KGEN_BFLOAT16, 1000, 50257, 2, 2);
   CHECK(odd.p.tier == SoftmaxTier::cluster);
   CHECK(odd.p.pack_size == 8);
-  // past a cluster of 16 x 1024 threads x 32 float32 values
-  CHECK(pick(KGEN_FLOAT32, 1000, 1 << 20).p.tier == SoftmaxTier::uncached);
-  // at most half as many rows as SMs: each row over many CTAs
-  CHECK(pick(KGEN_FLOAT32, 60, 1 << 20).p.tier == SoftmaxTier::split);
+  // past a cluster of 16 x 1024 threads x 32 float32 values in registers:
+  // 16 packs a thread, half of them in shared memory, up to rows of 1M
+  for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16}) {
+    INFO(elem(d));
+    const Picked held = pick(d, 1000, 1 << 20);
+    CHECK(held.p.tier == SoftmaxTier::cluster);
+    CHECK(held.p.cluster_size == 16);
+    CHECK(held.p.cols_per_thread / held.p.pack_size == 16);
+    CHECK(pick(d, 1000, (1 << 20) - 5, 6, 6).p.tier == SoftmaxTier::cluster);
+    CHECK(pick(d, 1000, (1 << 20) + 8).p.tier == SoftmaxTier::uncached);
+  }
+  // while a cluster a row gives every SM a CTA (9 rows and more)
+  CHECK(pick(KGEN_FLOAT32, 60, 1 << 20).p.tier == SoftmaxTier::cluster);
+  CHECK(pick(KGEN_FLOAT32, h100().sm_count / 16 + 1, 1 << 20).p.tier == SoftmaxTier::cluster);
+  // fewer rows, or rows past 1M (at most half as many rows as SMs): each
+  // row over many CTAs
+  CHECK(pick(KGEN_FLOAT32, h100().sm_count / 16, 1 << 20).p.tier == SoftmaxTier::split);
   CHECK(pick(KGEN_FLOAT16, 1, 3000001, 2, 2).p.tier == SoftmaxTier::split);
-  CHECK(pick(KGEN_FLOAT32, h100().sm_count / 2, 1 << 20).p.tier == SoftmaxTier::split);
-  CHECK(pick(KGEN_FLOAT32, h100().sm_count / 2 + 1, 1 << 20).p.tier == SoftmaxTier::uncached);
+  CHECK(pick(KGEN_FLOAT32, h100().sm_count / 2, (1 << 20) + 8).p.tier == SoftmaxTier::split);
+  CHECK(pick(KGEN_FLOAT32, h100().sm_count / 2 + 1, (1 << 20) + 8).p.tier == SoftmaxTier::uncached);
   CHECK(pick(KGEN_FLOAT32, 100, (1 << 19) - 3, 4).p.tier == SoftmaxTier::cluster);
   // few rows: clusters wide enough to give every SM a CTA (32 float32 rows
   // of 32768: 87% of copy in clusters of 8, 83% in clusters of 2; H100)
@@ -346,6 +359,26 @@ TEST_CASE("supports() decides capability from extents and alignment", "[selectio
       CHECK(v->supports(*v, &shifted) == (expected && p.pack_size == 1));
     }
   }
+}
+
+TEST_CASE("clusters holding packs in shared memory need that memory on the device", "[selection]") {
+  kgen::DeviceInfo dev = h100(), small = h100();
+  small.smem_per_block_optin = 48 * 1024;
+  int held = 0;
+  for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16, KGEN_FLOAT64})
+    for (const kgen::VariantInfo* v : kgen::Registry::of(kgen::Family::softmax, d)) {
+      const auto& p = *static_cast<const SoftmaxParams*>(v->params);
+      if (p.tier != SoftmaxTier::cluster || p.cols_per_thread / p.pack_size <= 8) continue;
+      INFO(v->name);
+      const int64_t bytes = int64_t{16} * p.block_size * (p.cols_per_thread / p.pack_size - 8);
+      const int64_t cols = int64_t{p.block_size} * p.cols_per_thread * p.cluster_size - 3;
+      kgen::softmax::Problem prob{d, false, 200, cols, addr(0), const_cast<void*>(addr(64)), &dev};
+      CHECK(v->supports(*v, &prob));
+      prob.device = &small;
+      CHECK(v->supports(*v, &prob) == (bytes + 1024 <= 48 * 1024));
+      ++held;
+    }
+  CHECK(held > 0);
 }
 
 TEST_CASE("the generic variant supports every valid problem", "[selection]") {

@@ -52,6 +52,12 @@ bool congruent_xy(const Problem& p) {
   return (reinterpret_cast<uintptr_t>(p.x) - reinterpret_cast<uintptr_t>(p.y)) % 16 == 0;
 }
 
+// Packs a thread of the block and cluster tiers holds in registers
+// (rows::kSliceRegPacks); forward clusters of 16 packs a thread keep the
+// rest in shared memory, beside the reductions' few static bytes.
+constexpr int64_t kSliceRegPacks = 8;
+constexpr int64_t kSliceSmemReserve = 1024;
+
 // The block and cluster tiers (row_slice.cuh): a row's aligned body in
 // 16-byte packs (pack_size elements), split evenly over cluster_size CTAs of
 // block_size threads holding cols_per_thread values each; the unaligned
@@ -60,6 +66,9 @@ bool congruent_xy(const Problem& p) {
 struct SliceShape {
   int64_t pack, per_thread, block, cluster;
   int64_t capacity() const { return block * per_thread / pack; }  // packs a CTA holds
+  // packs a thread keeps in shared memory past the 8 in registers (rows::Held)
+  int64_t held() const { return std::max<int64_t>(0, per_thread / pack - kSliceRegPacks); }
+  int64_t held_bytes() const { return 16 * block * held(); }
   // body packs a CTA holds at most (an aligned row: no head)
   int64_t packs_per_cta(const Problem& p) const { return (p.cols / pack + cluster - 1) / cluster; }
 };
@@ -71,7 +80,8 @@ template <class Params>
 bool slice_supports(const Params& q, const Problem& p) {
   if (p.inner != 1 || p.mask) return false;
   const SliceShape sh = slice_shape(q);
-  return sh.packs_per_cta(p) <= sh.capacity() && p.rows <= INT32_MAX / sh.cluster;
+  return sh.packs_per_cta(p) <= sh.capacity() && p.rows <= INT32_MAX / sh.cluster &&
+         sh.held_bytes() + kSliceSmemReserve <= static_cast<int64_t>(p.device->smem_per_block_optin);
 }
 
 // The two families' params structs are generated from the same tiers (the
@@ -158,6 +168,12 @@ Score slice_heuristic(const Params& q, const Problem& p) {
   // of 16 took 11 us where the uncached tier took 97, float16 log_softmax
   // of one row of 340885)
   if (size == 2 && sh.cluster > 1 && bwd && p.rows >= p.device->sm_count) return Score::reject();
+  // Packs in shared memory (rows of 524289-1048576 values in clusters of
+  // 16): when the clusters give every SM a CTA; fewer rows are the split
+  // tier's.  H100, kgen-bench --variants (bench/NOTES.md held v1): 64
+  // float32 rows of 1M 71-74% of copy against 57% split, 16 bfloat16 rows
+  // 70-71% against 65-66%, but 8 float32 rows (128 CTAs) 65% split.
+  if (sh.held() > 0 && p.rows * sh.cluster < p.device->sm_count) return Score::reject();
   // Blocks of one and two warps: forward rows of 513-2048 that no 8-byte
   // pack covers, above the warp and smem tiers, which read them one
   // element a load.  H100, kgen-bench softmax --variants at 64 MiB (bench/

@@ -100,6 +100,33 @@ __device__ __forceinline__ void after(Raw (&r)[V], bool never) {
     for (int k = 0; k < 4; ++k) r[i].w[k] ^= z;
 }
 
+// Makes every word of every pack depend on every pack's load and on `never`
+// (false at run time, unknown to ptxas), so that all V loads are issued
+// before the first value is used.  Left to itself ptxas converted the first
+// packs while the later loads waited for them: 4 of 8 loads late in the half
+// types' block and cluster kernels, 3 of 8 in float32's log mode (sm_90
+// SASS), so a CTA's slice took two or three memory round trips, not one.
+// (A dependency on the loads alone is not enough: ptxas may still place the
+// uses of early packs between later loads; the AND of every pack ties them.)
+template <int V>
+__device__ __forceinline__ uint32_t landed_mask(const Raw (&r)[V], bool never) {
+  uint32_t z = never ? ~0u : 0u;
+#pragma unroll
+  for (int i = 0; i < V; ++i) z &= r[i].w[0];
+  return z;
+}
+template <int V>
+__device__ __forceinline__ void xor_all(Raw (&r)[V], uint32_t z) {
+#pragma unroll
+  for (int i = 0; i < V; ++i)
+#pragma unroll
+    for (int k = 0; k < 4; ++k) r[i].w[k] ^= z;
+}
+template <int V>
+__device__ __forceinline__ void landed(Raw (&r)[V], bool never) {
+  xor_all(r, landed_mask(r, never));
+}
+
 // Blocks an SM must hold: at most 64 registers a thread.  Left to itself
 // ptxas gave the half types' log mode 128 (every value of 8 packs a thread
 // converted ahead of the output pass), half the residency of the plain
@@ -107,6 +134,14 @@ __device__ __forceinline__ void after(Raw (&r)[V], bool never) {
 // copy against 75% (H100).
 template <int B>
 constexpr int kSliceMinBlocks = 65536 / (B * 64) < 1 ? 1 : 65536 / (B * 64);
+
+// Packs a thread holds in registers; the slice kernels keep any further
+// packs in dynamic shared memory (Held).
+constexpr int kSliceRegPacks = 8;
+template <int V, int B>
+constexpr size_t held_bytes() {
+  return V > kSliceRegPacks ? size_t{16} * B * (V - kSliceRegPacks) : 0;
+}
 
 // Where this thread's part of one row lies.
 struct Slice {
@@ -166,6 +201,50 @@ __device__ __forceinline__ void stream_packs(int64_t count, Load load, Use use) 
       if (base + u * B < count) use(item[u], base + u * B);
   }
 }
+
+// A thread's packs R, R + 1, ... (S of them) of a slice in dynamic shared
+// memory, pack i at [(i - R) * B + t]: copied there by cp.async (16 bytes,
+// L1 bypassed) at the slice's start, with no registers held meanwhile, and
+// read back only by the thread that copied them, so no barrier (wait()
+// makes its copies visible to itself).  S = 0: nothing.
+template <int S, int B>
+struct Held {
+  template <class T>
+  __device__ __forceinline__ void load(const Slice& s, int r, const T* row) const {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if constexpr (S > 0) {
+#pragma unroll
+      for (int i = 0; i < S; ++i)
+        if (s.has<B>(r + i)) {
+          const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(slot(i)));
+          asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst),
+                       "l"(__cvta_generic_to_global(row + s.col<B>(r + i, kVec<T>)))
+                       : "memory");
+        }
+      asm volatile("cp.async.commit_group;\n" ::: "memory");
+    }
+#endif
+  }
+  __device__ __forceinline__ void wait() const {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if constexpr (S > 0) asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+  }
+  // fn(pack, i) for each held pack i the slice has
+  template <class Fn>
+  __device__ __forceinline__ void for_each(const Slice& s, int r, Fn fn) const {
+#pragma unroll
+    for (int i = 0; i < S; ++i)
+      if (s.has<B>(r + i)) {
+        const uint4 u = *slot(i);
+        fn(Raw{{u.x, u.y, u.z, u.w}}, r + i);
+      }
+  }
+  __device__ __forceinline__ uint4* slot(int i) const {
+    extern __shared__ uint4 kgen_held[];
+    return kgen_held + i * B + threadIdx.x;
+  }
+};
 
 // A 16-byte pack at `p` (16-byte aligned when vec, else element aligned).
 template <class T>
@@ -319,13 +398,18 @@ __device__ __forceinline__ V slice_all_reduce(V v, Op op, V identity) {
 }
 
 // ------------------------------------------------------------ host helpers
-// Launches kernel<<<grid, B>>> as clusters of K CTAs (K = 1: a plain
+// Launches kernel<<<grid, B, smem>>> as clusters of K CTAs (K = 1: a plain
 // launch).  Clusters of more than 8 CTAs are opted into once per kernel and
 // device.
 template <int K, auto Kernel, class... Args>
-cudaError_t launch_clusters(const DeviceInfo& d, unsigned grid, int block, cudaStream_t stream, Args... args) {
+cudaError_t launch_clusters(const DeviceInfo& d, unsigned grid, int block, size_t smem, cudaStream_t stream,
+                            Args... args) {
+  if (smem > 48 * 1024) {
+    const cudaError_t err = softmax::allow_max_smem<Kernel>(d);
+    if (err != cudaSuccess) return err;
+  }
   if constexpr (K == 1) {
-    Kernel<<<grid, block, 0, stream>>>(args...);
+    Kernel<<<grid, block, smem, stream>>>(args...);
     return cudaGetLastError();
   } else {
     if constexpr (K > 8) {
@@ -336,6 +420,7 @@ cudaError_t launch_clusters(const DeviceInfo& d, unsigned grid, int block, cudaS
     cudaLaunchConfig_t config = {};
     config.gridDim = dim3(grid);
     config.blockDim = dim3(block);
+    config.dynamicSmemBytes = smem;
     config.stream = stream;
     cudaLaunchAttribute attr[1];
     attr[0].id = cudaLaunchAttributeClusterDimension;

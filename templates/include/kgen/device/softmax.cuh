@@ -256,26 +256,39 @@ __device__ __forceinline__ C softmax_of(C v, C mx, C ls) {
 // exp) over its packs, one all-reduce of the pairs across the cluster, then
 // y from the registers.  The non-log mode takes exp twice an element (the
 // registers hold x as stored, half types two values a register) rather than
-// keeping float values.  K > 1 needs sm_90 (clusters); the kernel compiles
-// to nothing for older archs, where the runtime never selects it.
+// keeping float values.  Packs past rows::kSliceRegPacks a thread (rows of
+// 1M in clusters of 16) wait in dynamic shared memory, copied there by
+// cp.async as the register packs load (rows::Held).  K > 1 needs sm_90
+// (clusters); the kernel compiles to nothing for older archs, where the
+// runtime never selects it.
 template <class T, int V, int B, int K, bool LOG>
 __global__ void __launch_bounds__(B, rows::kSliceMinBlocks<B>) slice_kernel(const T* x, T* y, int64_t cols) {
   if constexpr (K > 1 && !rows::kClusters) return;
   using Cm = compute_t<T>;
   constexpr int P = rows::kVec<T>;
+  constexpr int R = V < rows::kSliceRegPacks ? V : rows::kSliceRegPacks;  // in registers
   const int rank = rows::cluster_rank<K>();
   const int64_t row = blockIdx.x / K;
   const T* xr = x + row * cols;
   T* yr = y + row * cols;
   const rows::Slice s = rows::slice_of<T, B>(xr, cols, rank, K);
-  rows::Raw v[V];
+  const rows::Held<V - R, B> held;
+  held.load(s, R, xr);
+  rows::Raw v[R];
 #pragma unroll
-  for (int i = 0; i < V; ++i)
+  for (int i = 0; i < R; ++i)
     v[i] = s.has<B>(i) ? rows::load_raw(xr + s.col<B>(i, P), true) : rows::raw_fill(rows::raw_neg_inf<T>());
+  // The log mode's loads all issued first (rows::landed): 3-4 of 8 went out
+  // late, and float32 rows of 131072-262144 in clusters took 235-252 us
+  // against 205-220 (H100, 256 MiB, same-GPU A/B).  The plain mode lost
+  // 1-3% with it (half types 4 of 8 late there too, yet no slower).
+  if constexpr (LOG) rows::landed(v, cols < 0);
   const Cm e = s.edge >= 0 ? to_compute(xr[s.edge]) : neg_inf<Cm>();
   Online<Cm> st = online_start(e);
 #pragma unroll
-  for (int i = 0; i < V; ++i) online_add_pack<T>(st, v[i]);
+  for (int i = 0; i < R; ++i) online_add_pack<T>(st, v[i]);
+  held.wait();
+  held.for_each(s, R, [&](const rows::Raw& h, int) { online_add_pack<T>(st, h); });
   rows::keep_raw(v);
   st = rows::slice_all_reduce<B, K>(st, OnlineOp(), Online<Cm>::identity());
   // x as loaded anew past the reduction (rows::after): ptxas otherwise kept
@@ -285,14 +298,16 @@ __global__ void __launch_bounds__(B, rows::kSliceMinBlocks<B>) slice_kernel(cons
   rows::after(v, st.s < Cm(0));
   const Cm ls = LOG ? klog(st.s) : Cm(1) / st.s;
   const bool vec_y = rows::congruent(x, y);
-#pragma unroll
-  for (int i = 0; i < V; ++i) {
-    if (!s.has<B>(i)) continue;
+  auto out = [&](const rows::Raw& r, int i) {
     Cm o[P];
 #pragma unroll
-    for (int j = 0; j < P; ++j) o[j] = softmax_of<LOG>(rows::value<T>(v[i], j), st.m, ls);
+    for (int j = 0; j < P; ++j) o[j] = softmax_of<LOG>(rows::value<T>(r, j), st.m, ls);
     rows::store_values(yr + s.col<B>(i, P), o, vec_y);
-  }
+  };
+#pragma unroll
+  for (int i = 0; i < R; ++i)
+    if (s.has<B>(i)) out(v[i], i);
+  held.for_each(s, R, out);
   if (s.edge >= 0) yr[s.edge] = from_compute<T>(softmax_of<LOG>(e, st.m, ls));
   if constexpr (K > 1) rows::cluster_wait();
 }
@@ -516,8 +531,11 @@ cudaError_t launch_slice(const void* problem, cudaStream_t stream) {
   const unsigned grid = static_cast<unsigned>(p.rows * K);
   const T* x = static_cast<const T*>(p.x);
   T* y = static_cast<T*>(p.y);
-  return p.log ? rows::launch_clusters<K, slice_kernel<T, V, B, K, true>>(*p.device, grid, B, stream, x, y, p.cols)
-               : rows::launch_clusters<K, slice_kernel<T, V, B, K, false>>(*p.device, grid, B, stream, x, y, p.cols);
+  const size_t smem = rows::held_bytes<V, B>();
+  return p.log
+             ? rows::launch_clusters<K, slice_kernel<T, V, B, K, true>>(*p.device, grid, B, smem, stream, x, y, p.cols)
+             : rows::launch_clusters<K, slice_kernel<T, V, B, K, false>>(*p.device, grid, B, smem, stream, x, y,
+                                                                          p.cols);
 }
 
 // Two kernels, rows x parts CTAs each (split_parts); the workspace holds

@@ -398,8 +398,9 @@ cudaError_t launch_slice(const void* problem, cudaStream_t stream) {
   const T* y = static_cast<const T*>(p.x);
   const T* dy = static_cast<const T*>(p.dy);
   T* dx = static_cast<T*>(p.y);
-  return p.log ? rows::launch_clusters<K, slice_kernel<T, V, B, K, true>>(*p.device, grid, B, stream, y, dy, dx, p.cols)
-               : rows::launch_clusters<K, slice_kernel<T, V, B, K, false>>(*p.device, grid, B, stream, y, dy, dx,
+  return p.log
+             ? rows::launch_clusters<K, slice_kernel<T, V, B, K, true>>(*p.device, grid, B, 0, stream, y, dy, dx, p.cols)
+             : rows::launch_clusters<K, slice_kernel<T, V, B, K, false>>(*p.device, grid, B, 0, stream, y, dy, dx,
                                                                           p.cols);
 }
 
