@@ -190,7 +190,8 @@ CLUSTERS = (2, 4, 8, 16)
 # memory (rows::Held, 16 bytes x block_size x 8: 64 KB at 512 threads, 128
 # KB at 1024), so that a cluster of 16 holds a row of 1M values (524288
 # without them).  Not for the half types at 1024 threads (their 8 register
-# packs spill there) nor in the backward.
+# packs spill there), under 256 threads (a cluster of 16 x 128 x 16 packs
+# holds less than one of 16 x 1024 x 8 in registers) nor in the backward.
 HELD_PACKS = 16
 
 
