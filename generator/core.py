@@ -117,7 +117,7 @@ class Variant:
 
 def variant_name(op: str, tier: Tier, dtype: DType, params: Dict[str, int]) -> str:
     """The one canonical name: file name, filter key, registry key and
-    tuning-db value.  e.g. softmax_warp_f16_p8_c4_g32_r1_pad."""
+    tuning-db value.  e.g. softmax_warp_f16_p8_c16_g32_r2_pad."""
     parts = [op, tier.name, dtype.short]
     parts += [p.spell(params[p.name]) for p in tier.params]
     return "_".join(parts)

@@ -100,10 +100,15 @@ def warp_valid_backward(d, p, arches):
     return warp_valid(d, p, arches) and p["cols_per_thread"] <= max_cols_per_thread(d)
 
 
-def warp_default(d, p):
-    """Pruned set: the widest pack, powers of two, and the shapes the
-    heuristic prefers (two rows per access for narrow groups, one for full
-    warps; padding on so every variant covers a range of cols)."""
+def warp_rows_per_access(group_width, packs, backward):
+    """Two rows an access for narrow groups; for full warps too in the
+    forward when a lane holds one or two packs a row: its loads are all
+    issued before the first use (softmax.cuh), so a second row doubles the
+    bytes in flight.  The backward's rows are loaded one after another."""
+    return 2 if group_width < 32 or (not backward and packs <= 2) else 1
+
+
+def _warp_default(d, p, backward):
     pk, c, g, r = p["pack_size"], p["cols_per_thread"], p["group_width"], p["rows_per_access"]
     if d.size == 2 and pk == max_pack(d) // 2:
         # half-type rows that are a multiple of 4 but not 8 (e.g. 500): full
@@ -118,7 +123,18 @@ def warp_default(d, p):
     # columns, a tensor one element into its storage) went to the smem tier,
     # a block a row: 2.8M rows of 26 float32 at 0.13x torch (H100, random
     # sweep, bench/NOTES.md sweep v1)
-    return r == (2 if g < 32 else 1)
+    return r == warp_rows_per_access(g, c // pk, backward)
+
+
+def warp_default(d, p):
+    """Pruned set: the widest pack, powers of two, and the shapes the
+    heuristic prefers (rows an access: warp_rows_per_access; padding on so
+    every variant covers a range of cols)."""
+    return _warp_default(d, p, backward=False)
+
+
+def warp_default_backward(d, p):
+    return _warp_default(d, p, backward=True)
 
 
 def smem_pack(d):

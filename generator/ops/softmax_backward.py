@@ -28,7 +28,7 @@ def _backward(tier):
     if tier.name == "strided":
         return dataclasses.replace(tier, in_default=softmax.strided_default_in(softmax.STRIDED_BACKWARD))
     if tier.name == "warp":
-        return dataclasses.replace(tier, valid=softmax.warp_valid_backward)
+        return dataclasses.replace(tier, valid=softmax.warp_valid_backward, in_default=softmax.warp_default_backward)
     if tier.name == "block":
         return dataclasses.replace(tier, valid=softmax.slice_valid(backward=True, cluster=False),
                                    in_default=softmax.small_block_default(backward=True))

@@ -55,7 +55,7 @@ _SELECTED = _Selected()
 
 def selected(op, *args, **kwargs) -> str:
     """The variant op(*args, **kwargs) would run, e.g.
-    selected(kgen.softmax, x, -1) -> "softmax_warp_f16_p8_c4_g32_r1_pad";
+    selected(kgen.softmax, x, -1) -> "softmax_warp_f16_p8_c16_g32_r2_pad";
     "copy" where a plain copy runs, "" for an empty problem."""
     return op(*args, variant=_SELECTED, **kwargs)
 

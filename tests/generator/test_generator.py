@@ -239,9 +239,9 @@ def test_render_writes_only_changed_files(tmp_path):
     stamp = {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()}
     assert render_all(ops, by_op, tmp_path, "sm_90", "default") == []
     assert stamp == {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()}
-    text = (tmp_path / "softmax_warp_f32_p4_c4_g32_r1_pad.cu").read_text()
-    assert "launch_warp<float, 4, 4, 32, 1, true>" in text
-    assert '"softmax_warp_f32_p4_c4_g32_r1_pad"' in text
+    text = (tmp_path / "softmax_warp_f32_p4_c4_g32_r2_pad.cu").read_text()
+    assert "launch_warp<float, 4, 4, 32, 2, true>" in text
+    assert '"softmax_warp_f32_p4_c4_g32_r2_pad"' in text
     registry = (tmp_path / "registry.gen.cpp").read_text()
     for v in by_op["softmax"]:
         assert f"&v_{v.name}," in registry

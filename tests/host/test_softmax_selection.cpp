@@ -260,15 +260,16 @@ TEST_CASE("odd rows of 5-64 values and odd slabs of short axes go to the tile ti
   }
 }
 
-TEST_CASE("odd rows of 513-2048 go to blocks of one or two warps that they fill to 5/8 at least",
+TEST_CASE("odd rows of 513-2048 go to blocks of one or two warps that they fill to half at least",
           "[selection][default-set]") {
   // H100 (bench/NOTES.md tile v2): odd rows of 673, 1001 and 1999 at
   // 88-104% of copy in the block of least padding (32 x 32 values for 673
   // and 1001), against 78-86% (plain) and 52-61% (log) for the half types in
-  // the warp and smem tiers.  Rows that fill under 5/8 of the block keep
-  // the earlier rule (sweep v2): log_softmax in shared memory (pack-1
-  // log-mode warp variants of 32 values a lane took 1.5-2x its time),
-  // the plain softmax in the warp tier.
+  // the warp and smem tiers; rows of 547 (53% of 32 x 32 values) bfloat16
+  // 87-90% against 81-82% in the warp tier (warp v1).  Even rows that no
+  // wide pack covers take the pack-1 warp variant in both modes: its log
+  // mode, below the smem tier while its loads waited one behind another,
+  // ran rows of 547-777 at 81-103% against 43-96% in smem (warp v1).
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16}) {
     // (513: a block of 512 values holds it, the 513th in its unaligned end)
     for (int64_t cols : {513, 673, 777, 1001, 1023, 1999}) {
@@ -283,13 +284,19 @@ TEST_CASE("odd rows of 513-2048 go to blocks of one or two warps that they fill 
         if (cols > 600) CHECK(s.p.cols_per_thread * elem(d) == 64);
       }
     }
-    for (int64_t cols : {601, 630}) {
-      Picked log = pick(d, 20000, cols, 0, 0, h100(), true);
-      INFO(log.v->name << " cols " << cols);
-      CHECK(log.p.tier == SoftmaxTier::smem);
-      Picked plain = pick(d, 20000, cols);
-      INFO(plain.v->name);
-      CHECK(plain.p.tier == SoftmaxTier::warp);
+    for (int64_t cols : {547, 601}) {
+      for (bool log : {false, true}) {
+        Picked s = pick(d, 20000, cols, 0, 0, h100(), log);
+        INFO(s.v->name << " cols " << cols << " log " << log);
+        CHECK(s.p.tier == SoftmaxTier::block);
+        CHECK(int64_t{s.p.block_size} * s.p.cols_per_thread < 2 * cols);
+      }
+    }
+    for (bool log : {false, true}) {
+      Picked s = pick(d, 20000, 630, 0, 0, h100(), log);
+      INFO(s.v->name << " cols 630 log " << log);
+      CHECK(s.p.tier == SoftmaxTier::warp);
+      CHECK(s.p.pack_size == 1);
     }
     // even rows keep their wide-pack warp variants
     Picked even = pick(d, 20000, 1024, 0, 0, h100(), true);

@@ -183,7 +183,9 @@ Score slice_heuristic(const Params& q, const Problem& p) {
   // in the warp and smem tiers, 91-95% for float32.  Rows of 333 (512
   // values a block, 65% used) lost for the half types' plain softmax (68%
   // against 89% in the warp tier); the backward was not measured.  A block
-  // under 5/8 full is not taken (rows of 513-639: not measured).  Only odd
+  // under half full is not taken; rows of 547 in 32 x 32 values (53% used):
+  // bfloat16 87% (plain) and 90% (log) against 81-82% in the warp tier,
+  // float32 even (H100, 64 MiB, bench/NOTES.md warp v1).  Only odd
   // rows, the class measured (the one even row that lost, 5039x2048 float16
   // x one element in, 49.6 us against 22.4 in the smem tier, had y off x's
   // alignment: see congruent_xy below).  Among them 64 bytes a thread (float32 log_softmax of 1001: 102% in 64 x 16
@@ -191,7 +193,7 @@ Score slice_heuristic(const Params& q, const Problem& p) {
   // 64 x 16).
   const int64_t cap = sh.capacity(), per = sh.packs_per_cta(p);
   const bool small_block = sh.block < 128;
-  if (small_block && (bwd || p.cols <= 512 || p.cols % 2 == 0 || per * 8 < cap * 5)) return Score::reject();
+  if (small_block && (bwd || p.cols <= 512 || p.cols % 2 == 0 || per * 2 < cap)) return Score::reject();
   Score s;
   s.key[1] = -((cap - per) * 4 / cap);
   if (!bwd && !congruent_xy(p)) {
@@ -334,22 +336,18 @@ Score heuristic_as(const VariantInfo& v, const Problem& p) {
       // measured)
       if (dtype_size(p.dtype) == 2 && q.cols_per_thread > 32 && q.pack_size == 8 && !p.mask) s.key[1] -= 5;
       s.key[2] = -reach;  // least padding: fewer registers, fewer idle lanes
-      // two rows per access hides latency for narrow groups; a full warp
-      // already has cols_per_thread loads in flight
-      s.key[3] = (q.rows_per_access == 2) == (q.group_width < 32);
+      // two rows an access hide latency for narrow groups, and for full
+      // warps in the forward where a lane holds one or two packs a row (its
+      // loads are all issued before the first use); wider rows already
+      // have their packs in flight (the generator's warp_rows_per_access)
+      const bool two_rows = q.group_width < 32 || (!backward(p) && q.cols_per_thread / q.pack_size <= 2);
+      s.key[3] = (q.rows_per_access == 2) == two_rows;
       s.key[4] = !q.padding;  // exact fit: no bounds checks
-      // log_softmax rows of more than 16 values a lane at pack 1 (odd rows
-      // of 513-1023): below the smem tier, which took 0.5-0.7x the time on
-      // 12 of 14 float32 and bfloat16 problems (H100, bench/NOTES.md sweep
-      // v2: 4096x777 float32 23.4 us here, 12.6 us in smem; the log mode's
-      // registers are bounded).  The plain softmax ran faster here
-      // (15x521x5x793 bfloat16: 58 us, 91 us in smem); masked and backward
-      // rows were not measured and keep the warp tier.
-      if (p.log && q.pack_size == 1 && q.cols_per_thread > 16 && dtype_size(p.dtype) <= 4 && !backward(p) &&
-          p.mask == nullptr) {
-        s.key[0] = 2;
-        s.key[1] = -1000;
-      }
+      // (log_softmax rows of more than 16 values a lane at pack 1 ranked
+      // below the smem tier while their loads waited one behind another:
+      // since, H100 kgen-bench --variants at 64 MiB, rows of 547 float32
+      // 101% of copy here against 90% in smem, bfloat16 81% against 43%;
+      // rows of 777 103% / 92% against 96% / 53%; bench/NOTES.md warp v1)
       return s;
     }
     case Tier::smem: {

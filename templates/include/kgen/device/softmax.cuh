@@ -19,17 +19,14 @@ namespace device {
 namespace softmax {
 
 // ---------------------------------------------------------------- warp tier
-// Log mode keeps x - max in registers while the sum's exps are live; left
-// to itself ptxas gave it 91 registers where the plain mode takes 79 (64
-// values a lane), five blocks of 128 an SM instead of six, and float16 rows
-// of 2048 columns ran at 68% of copy against 98% (H100).  Asking for six
-// blocks holds it at 80 without spills (float32 and half types; float64
-// rows need their registers), from 64 values a lane up: at 32 the cap cost
-// float16 rows of 1024 5% (185 -> 195 us).  0 leaves the bounds as they were.
+// No register cap: with every load of a row in flight before the first use
+// (below), 5 blocks of 128 an SM (92-100 registers at 64 values a lane)
+// have 8 16-byte loads a lane outstanding.  The cap of 80 registers that
+// the log mode had when its loads waited one behind another (float16 rows
+// of 2048: 68% of copy at 91 registers, 98% at 80; H100) spilled 32-196
+// bytes with the loads hoisted.
 // (x - (max + log sum)) would save a subtraction but rounds max + log sum:
 // off by ulp(max) / 2 on rows near 1e4, so the order stays PyTorch's.
-template <bool LOG, class Cm, int VALUES, int BLOCK>
-constexpr int kWarpMinBlocks = LOG && sizeof(Cm) == 4 && VALUES >= 64 ? 768 / BLOCK : 0;
 
 // A group of G lanes owns R rows; lane l of the group holds columns
 // (i * G + l) * P + j for pack i < C / P, so each pack load is coalesced
@@ -39,8 +36,8 @@ constexpr int kWarpMinBlocks = LOG && sizeof(Cm) == 4 && VALUES >= 64 ? 768 / BL
 // A row the load masks entirely (max -inf) gives 0 when the load asks for
 // it (safe), else NaN from exp(-inf - -inf) as in PyTorch.
 template <class T, int P, int C, int G, int R, bool PAD, bool LOG, int BLOCK, class Load>
-__global__ void __launch_bounds__(BLOCK, kWarpMinBlocks<LOG, compute_t<T>, C * R, BLOCK>)
-    warp_kernel(Load ld, T* y, int64_t rows, int cols) {
+__global__ void __launch_bounds__(BLOCK)
+    warp_kernel(Load ld, T* y, int64_t rows, int cols, int64_t hoist_end) {
   using Cm = compute_t<T>;
   static_assert(C % P == 0 && 32 % G == 0, "bad warp tier shape");
   constexpr int kPacks = C / P;
@@ -53,22 +50,46 @@ __global__ void __launch_bounds__(BLOCK, kWarpMinBlocks<LOG, compute_t<T>, C * R
   Cm buf[R][C];
   for (int64_t base = warp * kRowsPerWarp; base < rows; base += warps * kRowsPerWarp) {
     const int64_t row0 = base + (lane / G) * R;
+    // Every load of the group's rows is issued before any value is used.  A
+    // pack past its row reads the next row's values (replaced by -inf
+    // below), so the loads need no predicate: one base address and
+    // immediate offsets.  Behind a branch a pack, or with a predicate a pack
+    // (sm_90 has 7), ptxas issued 1-7 loads, then waited on the first values
+    // before the next: 4 of 4 16-byte loads of a float16 row of 1024, and 26
+    // of 32 loads of a log-mode pack-1 row of 1024, each waited a round trip
+    // behind the one before.  Rows from hoist_end on (whose reach would pass
+    // the end of x), the masked load (its mask rows are broadcast) and
+    // variants of one or two loads a lane (ptxas issues both before either
+    // is used) keep the predicated loads.
+    if (Load::kOverread && kPacks * R > 2 && row0 + R - 1 < hoist_end) {
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        const auto lr = ld.row(row0 + r);
+#pragma unroll
+        for (int i = 0; i < kPacks; ++i) ld.template load<P>(lr, (i * G + g_lane) * P, &buf[r][i * P]);
+      }
+    } else {
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        const auto lr = ld.row(row0 + r < rows ? row0 + r : 0);
+#pragma unroll
+        for (int i = 0; i < kPacks; ++i) {
+          const int col = (i * G + g_lane) * P;
+          if (!PAD || col < cols) ld.template load<P>(lr, col, &buf[r][i * P]);
+        }
+      }
+    }
     Cm mx[R];
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-      const bool row_ok = row0 + r < rows;
-      const auto lr = ld.row(row_ok ? row0 + r : 0);
       mx[r] = neg_inf<Cm>();
 #pragma unroll
       for (int i = 0; i < kPacks; ++i) {
-        const int col = (i * G + g_lane) * P;
-        if (row_ok && (!PAD || col < cols)) {
-          ld.template load<P>(lr, col, &buf[r][i * P]);
+        const bool in = !PAD || (i * G + g_lane) * P < cols;
 #pragma unroll
-          for (int j = 0; j < P; ++j) mx[r] = typename Load::Max()(mx[r], buf[r][i * P + j]);
-        } else {
-#pragma unroll
-          for (int j = 0; j < P; ++j) buf[r][i * P + j] = neg_inf<Cm>();
+        for (int j = 0; j < P; ++j) {
+          if (!in) buf[r][i * P + j] = neg_inf<Cm>();
+          mx[r] = typename Load::Max()(mx[r], buf[r][i * P + j]);
         }
       }
     }
@@ -464,8 +485,10 @@ struct WarpLaunch {
       constexpr int kBlock = 128;
       constexpr int kRowsPerBlock = (kBlock / 32) * (32 / G) * R;
       const unsigned grid = grid_for(ceil_div(p.rows, kRowsPerBlock), *p.device, kBlock, 32);
-      warp_kernel<T, P, C, G, R, PAD, LOG, kBlock, Load>
-          <<<grid, kBlock, 0, stream>>>(ld, static_cast<T*>(p.y), p.rows, static_cast<int>(p.cols));
+      // rows whose group's reach (G x C values) stays inside x
+      const int64_t hoist_end = p.rows - ceil_div(int64_t{G} * C, p.cols) + 1;
+      warp_kernel<T, P, C, G, R, PAD, LOG, kBlock, Load><<<grid, kBlock, 0, stream>>>(
+          ld, static_cast<T*>(p.y), p.rows, static_cast<int>(p.cols), hoist_end);
       return cudaGetLastError();
     }
   };

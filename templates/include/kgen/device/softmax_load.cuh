@@ -19,6 +19,9 @@ struct DirectLoad {
   using Cached = T;    // the smem tier caches x as it is
   using Max = MaxOp;   // NaN reaches y through the sum
   static constexpr int kBatchBytes = 32;  // the smem tier's loads in flight a thread
+  // the warp tier may read past a row into the next inside x (values
+  // discarded)
+  static constexpr bool kOverread = true;
   const T* x;
   int64_t cols;
 
@@ -51,6 +54,7 @@ struct MaskLoad {
   // half the plain load's batch: the mask's packs and the float cache took
   // the smem tier past its 32 registers (36-44 bytes spilled in bfloat16)
   static constexpr int kBatchBytes = 16;
+  static constexpr bool kOverread = false;  // mask rows are broadcast, not laid out as x's
   const T* x;
   int64_t cols;
   const void* mask;
