@@ -58,16 +58,14 @@ __global__ void __launch_bounds__(BLOCK)
     // before the next: 4 of 4 16-byte loads of a float16 row of 1024, and 26
     // of 32 loads of a log-mode pack-1 row of 1024, each waited a round trip
     // behind the one before.  Rows from hoist_end on (whose reach would pass
-    // the end of x), the masked load (its mask rows are broadcast) and
-    // variants of one or two loads a lane (ptxas issues both before either
-    // is used) keep the predicated loads.
-    if (Load::kOverread && kPacks * R > 2 && row0 + R - 1 < hoist_end) {
+    // the end of x; for the masked load, whose mask rows are broadcast,
+    // every row unless the reach is the row) and variants of one or two
+    // loads a lane (ptxas issues both before either is used) keep the
+    // predicated loads.
+    if (kPacks * R > 2 && row0 + R - 1 < hoist_end) {
 #pragma unroll
-      for (int r = 0; r < R; ++r) {
-        const auto lr = ld.row(row0 + r);
-#pragma unroll
-        for (int i = 0; i < kPacks; ++i) ld.template load<P>(lr, (i * G + g_lane) * P, &buf[r][i * P]);
-      }
+      for (int r = 0; r < R; ++r)
+        ld.template load_row<kPacks, P>(ld.row(row0 + r), [&](int i) { return (i * G + g_lane) * P; }, &buf[r][0]);
     } else {
 #pragma unroll
       for (int r = 0; r < R; ++r) {
@@ -485,8 +483,11 @@ struct WarpLaunch {
       constexpr int kBlock = 128;
       constexpr int kRowsPerBlock = (kBlock / 32) * (32 / G) * R;
       const unsigned grid = grid_for(ceil_div(p.rows, kRowsPerBlock), *p.device, kBlock, 32);
-      // rows whose group's reach (G x C values) stays inside x
-      const int64_t hoist_end = p.rows - ceil_div(int64_t{G} * C, p.cols) + 1;
+      // rows whose group's reach (G x C values) stays inside x; the mask's
+      // rows are not laid out as x's, so a masked row is read past its end
+      // by no lane or not hoisted
+      const int64_t reach = int64_t{G} * C;
+      const int64_t hoist_end = Load::kOverread ? p.rows - ceil_div(reach, p.cols) + 1 : reach == p.cols ? p.rows : 0;
       warp_kernel<T, P, C, G, R, PAD, LOG, kBlock, Load><<<grid, kBlock, 0, stream>>>(
           ld, static_cast<T*>(p.y), p.rows, static_cast<int>(p.cols), hoist_end);
       return cudaGetLastError();

@@ -33,6 +33,12 @@ struct DirectLoad {
   __device__ __forceinline__ void load(const Row& r, int64_t col, compute_t<T>* dst) const {
     load_pack<T, P>(r.x + col, dst);
   }
+  // K packs of a row, pack k at column col_of(k), into dst[k * P + j]
+  template <int K, int P, class ColOf>
+  __device__ __forceinline__ void load_row(const Row& r, ColOf col_of, compute_t<T>* dst) const {
+#pragma unroll
+    for (int k = 0; k < K; ++k) load_pack<T, P>(r.x + col_of(k), dst + k * P);
+  }
   // x as stored, for the smem tier's cache (no round trip through float)
   template <int P>
   __device__ __forceinline__ Pack<T, P> raw(const Row& r, int64_t col) const {
@@ -98,29 +104,54 @@ struct MaskLoad {
   }
   template <int P>
   __device__ __forceinline__ void load(const Row& r, int64_t col, C* dst) const {
-    load_pack<T, P>(r.x + col, dst);
+    load_row<1, P>(r, [&](int) { return col; }, dst);
+  }
+  // K packs of a row, pack k at column col_of(k), into dst[k * P + j]:
+  // every pack of x, then every pack of the mask (one branch on its kind
+  // for all of them), then the arithmetic.  A pack at a time, behind the
+  // kind's branches, ptxas issued one or two loads and waited on them
+  // before the next pack's (float16 rows of 2048: 24 rounds of loads a row;
+  // bench/NOTES.md warp v2).
+  template <int K, int P, class ColOf>
+  __device__ __forceinline__ void load_row(const Row& r, ColOf col_of, C* dst) const {
+    Pack<T, P> xs[K];
 #pragma unroll
-    for (int j = 0; j < P; ++j) dst[j] *= scale;
+    for (int k = 0; k < K; ++k) xs[k] = *reinterpret_cast<const Pack<T, P>*>(r.x + col_of(k));
     if (kind == KGEN_MASK_ADDITIVE) {
-      C add[P];
-      load_pack<T, P>(static_cast<const T*>(mask) + r.mask_offset + col, add);
+      Pack<T, P> add[K];
+      const T* m = static_cast<const T*>(mask) + r.mask_offset;
 #pragma unroll
-      for (int j = 0; j < P; ++j) dst[j] += add[j];
+      for (int k = 0; k < K; ++k) add[k] = *reinterpret_cast<const Pack<T, P>*>(m + col_of(k));
+#pragma unroll
+      for (int k = 0; k < K; ++k)
+#pragma unroll
+        for (int j = 0; j < P; ++j) dst[k * P + j] = to_compute(xs[k].v[j]) * scale + to_compute(add[k].v[j]);
     } else if (kind == KGEN_MASK_BOOL) {
-      const Pack<unsigned char, P> keep =
-          *reinterpret_cast<const Pack<unsigned char, P>*>(static_cast<const unsigned char*>(mask) + r.mask_offset + col);
+      Pack<unsigned char, P> keep[K];
+      const unsigned char* m = static_cast<const unsigned char*>(mask) + r.mask_offset;
 #pragma unroll
-      for (int j = 0; j < P; ++j)
-        if (!keep.v[j]) dst[j] = neg_inf<C>();
+      for (int k = 0; k < K; ++k) keep[k] = *reinterpret_cast<const Pack<unsigned char, P>*>(m + col_of(k));
+#pragma unroll
+      for (int k = 0; k < K; ++k)
+#pragma unroll
+        for (int j = 0; j < P; ++j) dst[k * P + j] = keep[k].v[j] ? to_compute(xs[k].v[j]) * scale : neg_inf<C>();
+    } else {
+#pragma unroll
+      for (int k = 0; k < K; ++k)
+#pragma unroll
+        for (int j = 0; j < P; ++j) dst[k * P + j] = to_compute(xs[k].v[j]) * scale;
     }
     if (causal) {
-      // keys col + j past the query: j > query - col, clamped to [-1, P] so
-      // that the compares are 32-bit
-      const int64_t d = r.query - col;
-      const int last = d < 0 ? -1 : d > P ? P : static_cast<int>(d);
 #pragma unroll
-      for (int j = 0; j < P; ++j)
-        if (j > last) dst[j] = neg_inf<C>();
+      for (int k = 0; k < K; ++k) {
+        // keys col + j past the query: j > query - col, clamped to [-1, P]
+        // so that the compares are 32-bit
+        const int64_t d = r.query - col_of(k);
+        const int last = d < 0 ? -1 : d > P ? P : static_cast<int>(d);
+#pragma unroll
+        for (int j = 0; j < P; ++j)
+          if (j > last) dst[k * P + j] = neg_inf<C>();
+      }
     }
   }
   // what the smem tier caches: the scaled, masked values in float
