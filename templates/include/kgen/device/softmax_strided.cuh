@@ -71,20 +71,27 @@ __global__ void __launch_bounds__(kStridedForwardBlock)
     Cm buf[C][P], mx[P], sum[P];
 #pragma unroll
     for (int j = 0; j < P; ++j) mx[j] = neg_inf<Cm>(), sum[j] = Cm(0);
-    // one pointer stepped TY rows at a time: fewer live registers than an
-    // offset per axis position
-    const T* xp = x + base + t.ty * cs.inner;
+    // Every load before any value is used: one pointer stepped TY rows at a
+    // time (fewer live registers than an offset per axis position) that
+    // stops at the thread's last axis position, so that positions past the
+    // axis re-read it (replaced by -inf below) and no load needs a
+    // predicate.  A load a position behind `if (in axis)`, folded into the
+    // max at once, ptxas issued 1-6 loads and waited on them before the
+    // next (bfloat16 4 packs of 8 a thread: 4 rounds of loads for 4 loads;
+    // bench/NOTES.md warp v2).
+    const T* xp = x + base + (t.ty < cs.axis ? t.ty * cs.inner : 0);
 #pragma unroll
-    for (int k = 0; k < C; ++k, xp += step) {
-      if (col_ok && t.ty + k * t.TY < cs.axis) {
-        load_pack<T, P>(xp, buf[k]);
-#pragma unroll
-        for (int j = 0; j < P; ++j) mx[j] = MaxOp()(mx[j], buf[k][j]);
-      } else {
-#pragma unroll
-        for (int j = 0; j < P; ++j) buf[k][j] = neg_inf<Cm>();
-      }
+    for (int k = 0; k < C; ++k) {
+      if (k > 0 && t.ty + k * t.TY < cs.axis) xp += step;
+      load_pack<T, P>(xp, buf[k]);
     }
+#pragma unroll
+    for (int k = 0; k < C; ++k)
+#pragma unroll
+      for (int j = 0; j < P; ++j) {
+        if (!col_ok || t.ty + k * t.TY >= cs.axis) buf[k][j] = neg_inf<Cm>();
+        mx[j] = MaxOp()(mx[j], buf[k][j]);
+      }
     column_all_reduce<TX, P>(mx, MaxOp(), scratch, warps);
 #pragma unroll
     for (int k = 0; k < C; ++k)
