@@ -66,6 +66,24 @@ __device__ __forceinline__ void load_pack(const T* src, compute_t<T>* dst) {
   for (int i = 0; i < N; ++i) dst[i] = to_compute(pk.v[i]);
 }
 
+// Makes every 32-bit word of U packs depend on every pack's first word and
+// on `never` (false at run time, unknown to ptxas), so that all U loads are
+// issued before the first value is used (rows::landed does the same for the
+// softmax slices' raw packs).  Packs of under 4 bytes are left as they are.
+template <class T, int N, int U>
+__device__ __forceinline__ void landed(Pack<T, N> (&v)[U], bool never) {
+  if constexpr (sizeof(Pack<T, N>) % 4 == 0) {
+    constexpr int kWords = sizeof(Pack<T, N>) / 4;
+    uint32_t z = never ? ~0u : 0u;
+#pragma unroll
+    for (int u = 0; u < U; ++u) z &= reinterpret_cast<const uint32_t*>(&v[u])[0];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int w = 0; w < kWords; ++w) reinterpret_cast<uint32_t*>(&v[u])[w] ^= z;
+  }
+}
+
 template <class T, int N>
 __device__ __forceinline__ void store_pack(T* dst, const compute_t<T>* src) {
   Pack<T, N> pk;

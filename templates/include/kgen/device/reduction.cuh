@@ -79,13 +79,18 @@ __device__ __forceinline__ bool last_block_combines(typename R::Acc& acc, typena
 }
 
 // Loads packs k0, k0 + STRIDE, ... (U of them, those below `end`) before
-// combining any: U independent loads in flight per thread.
+// combining any: U independent loads in flight per thread.  `landed` ties
+// them: left to itself ptxas issued the half types' max, min, argmax and
+// argmin loads one at a time, each after the one before was combined (4
+// rounds for 4 loads; sm_90 SASS, scripts/load_rounds.py, bench/NOTES.md
+// reduce loads).  The flag: end < 0, never true.
 template <class R, class T, int P, int U, int STRIDE>
 __device__ __forceinline__ void fold_packs(typename R::Acc& acc, const T* row, int64_t k0, int64_t end) {
   Pack<T, P> v[U];
 #pragma unroll
   for (int u = 0; u < U; ++u)
     if (k0 + u * STRIDE < end) v[u] = reinterpret_cast<const Pack<T, P>*>(row)[k0 + u * STRIDE];
+  landed(v, end < 0);
 #pragma unroll
   for (int u = 0; u < U; ++u)
     if (k0 + u * STRIDE < end) R::accumulate_pack(acc, v[u], (k0 + u * STRIDE) * P);
@@ -230,6 +235,7 @@ __global__ void __launch_bounds__(BLOCK)
 #pragma unroll
         for (int u = 0; u < U; ++u)
           if (r0 + u * BY < r_end) v[u] = *reinterpret_cast<const Pack<T, P>*>(base + (r0 + u * BY) * inner);
+        landed(v, r_end < 0);  // as fold_packs
 #pragma unroll
         for (int u = 0; u < U; ++u)
           if (r0 + u * BY < r_end)
@@ -316,6 +322,7 @@ __global__ void __launch_bounds__(BLOCK)
 #pragma unroll
       for (int u = 0; u < U; ++u)
         if (r0 + u < reduce) v[u] = *reinterpret_cast<const Pack<T, P>*>(base + (r0 + u) * inner);
+      landed(v, reduce < 0);  // as fold_packs
 #pragma unroll
       for (int u = 0; u < U; ++u)
         if (r0 + u < reduce)
