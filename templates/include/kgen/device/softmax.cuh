@@ -32,7 +32,7 @@ namespace softmax {
 // (i * G + l) * P + j for pack i < C / P, so each pack load is coalesced
 // across the group.  Padding lanes hold -inf (exp gives 0).  All groups of a
 // warp iterate the same number of times (rows past the end are computed on
-// -inf and not stored) so the shuffles always see the whole warp.
+// row 0's values and not stored) so the shuffles always see the whole warp.
 // A row the load masks entirely (max -inf) gives 0 when the load asks for
 // it (safe), else NaN from exp(-inf - -inf) as in PyTorch.
 template <class T, int P, int C, int G, int R, bool PAD, bool LOG, int BLOCK, class Load>
