@@ -57,6 +57,16 @@ constexpr int kStridedForwardBlock = 32 * kgen::softmax::kStridedMaxWarpsForward
 constexpr int kStridedBackwardBlock = 32 * kgen::softmax::kStridedMaxWarpsBackward;
 constexpr int kStridedUncachedWarps = 8;
 
+// Whether the register tile issues its loads unpredicated, all before use.
+// Not for float32 packs of one value: there the hoisted loads spilled under
+// the 64-register cap of 1024-thread blocks (sm_90 ptxas, default level:
+// 8-44 bytes where the predicated loads spilled 0-8; every other variant
+// spilled as little or less, the half types 4-624 -> 0-36 bytes) and cost
+// more than the rounds they saved (H100: a float32 axis of 127, 32
+// positions a thread, 353 -> 526 us; bench/NOTES.md warp v2).
+template <class T, int P>
+inline constexpr bool kHoistTileLoads = !(sizeof(T) == 4 && P == 1);
+
 // ------------------------------------------------ register tile, forward
 // The column's axis values in registers (C a thread), so x is read once.
 template <class T, int P, int TX, int C, bool LOG>
@@ -71,27 +81,42 @@ __global__ void __launch_bounds__(kStridedForwardBlock)
     Cm buf[C][P], mx[P], sum[P];
 #pragma unroll
     for (int j = 0; j < P; ++j) mx[j] = neg_inf<Cm>(), sum[j] = Cm(0);
-    // Every load before any value is used: one pointer stepped TY rows at a
-    // time (fewer live registers than an offset per axis position) that
-    // stops at the thread's last axis position, so that positions past the
-    // axis re-read it (replaced by -inf below) and no load needs a
-    // predicate.  A load a position behind `if (in axis)`, folded into the
-    // max at once, ptxas issued 1-6 loads and waited on them before the
-    // next (bfloat16 4 packs of 8 a thread: 4 rounds of loads for 4 loads;
-    // bench/NOTES.md warp v2).
-    const T* xp = x + base + (t.ty < cs.axis ? t.ty * cs.inner : 0);
+    if constexpr (kHoistTileLoads<T, P>) {
+      // Every load before any value is used: one pointer stepped TY rows at
+      // a time (fewer live registers than an offset per axis position) that
+      // stops at the thread's last axis position, so that positions past the
+      // axis re-read it (replaced by -inf below) and no load needs a
+      // predicate.  A load a position behind `if (in axis)`, folded into the
+      // max at once, ptxas issued 1-6 loads and waited on them before the
+      // next (bfloat16 4 packs of 8 a thread: 4 rounds of loads for 4 loads;
+      // bench/NOTES.md warp v2).
+      const T* xp = x + base + (t.ty < cs.axis ? t.ty * cs.inner : 0);
 #pragma unroll
-    for (int k = 0; k < C; ++k) {
-      if (k > 0 && t.ty + k * t.TY < cs.axis) xp += step;
-      load_pack<T, P>(xp, buf[k]);
-    }
-#pragma unroll
-    for (int k = 0; k < C; ++k)
-#pragma unroll
-      for (int j = 0; j < P; ++j) {
-        if (!col_ok || t.ty + k * t.TY >= cs.axis) buf[k][j] = neg_inf<Cm>();
-        mx[j] = MaxOp()(mx[j], buf[k][j]);
+      for (int k = 0; k < C; ++k) {
+        if (k > 0 && t.ty + k * t.TY < cs.axis) xp += step;
+        load_pack<T, P>(xp, buf[k]);
       }
+#pragma unroll
+      for (int k = 0; k < C; ++k)
+#pragma unroll
+        for (int j = 0; j < P; ++j) {
+          if (!col_ok || t.ty + k * t.TY >= cs.axis) buf[k][j] = neg_inf<Cm>();
+          mx[j] = MaxOp()(mx[j], buf[k][j]);
+        }
+    } else {
+      const T* xp = x + base + t.ty * cs.inner;
+#pragma unroll
+      for (int k = 0; k < C; ++k, xp += step) {
+        if (col_ok && t.ty + k * t.TY < cs.axis) {
+          load_pack<T, P>(xp, buf[k]);
+#pragma unroll
+          for (int j = 0; j < P; ++j) mx[j] = MaxOp()(mx[j], buf[k][j]);
+        } else {
+#pragma unroll
+          for (int j = 0; j < P; ++j) buf[k][j] = neg_inf<Cm>();
+        }
+      }
+    }
     column_all_reduce<TX, P>(mx, MaxOp(), scratch, warps);
 #pragma unroll
     for (int k = 0; k < C; ++k)
