@@ -78,19 +78,33 @@ __device__ __forceinline__ bool last_block_combines(typename R::Acc& acc, typena
   return true;
 }
 
+// Ties a batch's U packs with `landed` so that ptxas issues all U loads
+// before the first combine: left to itself it issued the half types' max,
+// min and sum loads and float32's and float64's argmax loads a few at a
+// time, each after the one before was combined (row kernels of 4 loads in 4
+// rounds; sm_90 SASS, scripts/load_rounds.py).  H100: float16 column sums
+// over (64, 4096, 512) 83 -> 91% of copy, a float32 argmax over 2^28
+// 85 -> 95% (bench/NOTES.md reduce loads).  Not for
+// - packs of one 4-byte value, whose loads already issued together: the
+//   tie's two instructions a value cost int32 column sums 7-14%;
+// - the half types' argmax and argmin, already together too: tied, they
+//   took 7-17 more registers and ran 2-4% slower (rows of 8192 and of 1M).
+template <class R> struct IsArg : std::false_type {};
+template <class T, bool MAX> struct IsArg<Arg<T, MAX>> : std::true_type {};
+template <class R, class T, int P, int U>
+__device__ __forceinline__ void tie_batch(Pack<T, P> (&v)[U], bool never) {
+  if constexpr (sizeof(Pack<T, P>) > 4 && !(IsArg<R>::value && sizeof(T) == 2)) landed(v, never);
+}
+
 // Loads packs k0, k0 + STRIDE, ... (U of them, those below `end`) before
-// combining any: U independent loads in flight per thread.  `landed` ties
-// them: left to itself ptxas issued the half types' max, min, argmax and
-// argmin loads one at a time, each after the one before was combined (4
-// rounds for 4 loads; sm_90 SASS, scripts/load_rounds.py, bench/NOTES.md
-// reduce loads).  The flag: end < 0, never true.
+// combining any: U independent loads in flight per thread (tie_batch).
 template <class R, class T, int P, int U, int STRIDE>
 __device__ __forceinline__ void fold_packs(typename R::Acc& acc, const T* row, int64_t k0, int64_t end) {
   Pack<T, P> v[U];
 #pragma unroll
   for (int u = 0; u < U; ++u)
     if (k0 + u * STRIDE < end) v[u] = reinterpret_cast<const Pack<T, P>*>(row)[k0 + u * STRIDE];
-  landed(v, end < 0);
+  tie_batch<R>(v, end < 0);  // end < 0: never
 #pragma unroll
   for (int u = 0; u < U; ++u)
     if (k0 + u * STRIDE < end) R::accumulate_pack(acc, v[u], (k0 + u * STRIDE) * P);
@@ -235,7 +249,7 @@ __global__ void __launch_bounds__(BLOCK)
 #pragma unroll
         for (int u = 0; u < U; ++u)
           if (r0 + u * BY < r_end) v[u] = *reinterpret_cast<const Pack<T, P>*>(base + (r0 + u * BY) * inner);
-        landed(v, r_end < 0);  // as fold_packs
+        tie_batch<R>(v, r_end < 0);  // as fold_packs
 #pragma unroll
         for (int u = 0; u < U; ++u)
           if (r0 + u * BY < r_end)
@@ -322,7 +336,7 @@ __global__ void __launch_bounds__(BLOCK)
 #pragma unroll
       for (int u = 0; u < U; ++u)
         if (r0 + u < reduce) v[u] = *reinterpret_cast<const Pack<T, P>*>(base + (r0 + u) * inner);
-      landed(v, reduce < 0);  // as fold_packs
+      tie_batch<R>(v, reduce < 0);  // as fold_packs
 #pragma unroll
       for (int u = 0; u < U; ++u)
         if (r0 + u < reduce)

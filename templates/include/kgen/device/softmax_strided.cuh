@@ -57,15 +57,20 @@ constexpr int kStridedForwardBlock = 32 * kgen::softmax::kStridedMaxWarpsForward
 constexpr int kStridedBackwardBlock = 32 * kgen::softmax::kStridedMaxWarpsBackward;
 constexpr int kStridedUncachedWarps = 8;
 
-// Whether the register tile issues its loads unpredicated, all before use.
-// Not for float32 packs of one value: there the hoisted loads spilled under
-// the 64-register cap of 1024-thread blocks (sm_90 ptxas, default level:
-// 8-44 bytes where the predicated loads spilled 0-8; every other variant
-// spilled as little or less, the half types 4-624 -> 0-36 bytes) and cost
-// more than the rounds they saved (H100: a float32 axis of 127, 32
-// positions a thread, 353 -> 526 us; bench/NOTES.md warp v2).
-template <class T, int P>
-inline constexpr bool kHoistTileLoads = !(sizeof(T) == 4 && P == 1);
+// Whether the register tile issues its loads unpredicated, all before use
+// (H100, against the predicated loads: float16/bfloat16 axes of 37-127 with
+// 8 positions of one value a thread 1.5x faster, (16, 19, 262144) 5%,
+// (8, 8192, 64) 13%; bench/NOTES.md warp v2).  Not for
+// - float32 packs of one value: the hoisted loads spilled under the
+//   64-register cap of 1024-thread blocks (sm_90 ptxas, default level: 8-44
+//   bytes where the predicated loads spilled 0-8) and cost more than the
+//   rounds they saved (a float32 axis of 127, 32 positions a thread,
+//   353 -> 526 us);
+// - half-type packs of 4 at 8 positions a thread: ptxas split the hoisted
+//   loads into 3-4 rounds anyway (load_rounds.py), and float16 ran 2-7%
+//   slower (log_softmax over (64, 1024, 4096) dim 1: 513 -> 546 us).
+template <class T, int P, int C>
+inline constexpr bool kHoistTileLoads = !(sizeof(T) == 4 && P == 1) && !(sizeof(T) == 2 && P == 4 && C == 8);
 
 // ------------------------------------------------ register tile, forward
 // The column's axis values in registers (C a thread), so x is read once.
@@ -81,7 +86,7 @@ __global__ void __launch_bounds__(kStridedForwardBlock)
     Cm buf[C][P], mx[P], sum[P];
 #pragma unroll
     for (int j = 0; j < P; ++j) mx[j] = neg_inf<Cm>(), sum[j] = Cm(0);
-    if constexpr (kHoistTileLoads<T, P>) {
+    if constexpr (kHoistTileLoads<T, P, C>) {
       // Every load before any value is used: one pointer stepped TY rows at
       // a time (fewer live registers than an offset per axis position) that
       // stops at the thread's last axis position, so that positions past the
