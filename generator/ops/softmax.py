@@ -36,6 +36,10 @@ other lanes and the block's warps split the axis.
                     axis length.
   tile              (as above) whole (axis x inner) slabs of short axes
                     over an inner extent no 16-byte pack divides.
+  split             (as above, forward) a long axis over a few columns (inner
+                    up to a quarter of the block): each contiguous slab cut
+                    into runs of axis positions, a CTA a run, its threads
+                    reading the run in order, each at one inner position.
   generic  pack 1: the uncached row kernel when inner == 1, the strided
            uncached one otherwise; every valid problem, any alignment.
 softmax and log_softmax share each variant: the mode is a run-time argument

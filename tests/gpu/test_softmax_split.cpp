@@ -1,8 +1,9 @@
-// The split tier (few long rows cut into chunks over the whole GPU, two
-// kernels and a workspace of partials): every compiled variant, forward and
-// backward, at every alignment, odd lengths, rows shorter than a chunk,
-// special values, in place; the caller's workspace; selection, determinism,
-// graph capture and a row past 2^31 elements.
+// The split tier (few long rows, or a long axis over a few columns, cut
+// into chunks over the whole GPU, two kernels and a workspace of partials):
+// every compiled variant, forward and backward, at every alignment, odd
+// lengths, rows shorter than a chunk, special values, in place; the
+// caller's workspace; selection, determinism, graph capture and a row past
+// 2^31 elements.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -59,6 +60,86 @@ TEST_CASE("split softmax variants at every alignment, odd lengths, special rows 
     }
     INFO(dtype_short(d));
     CHECK(ran > 0);
+  }
+}
+
+// Over dim 1 of (outer, axis, inner): a short inner (2 up to a quarter of
+// the block, and odd), axes shorter than a chunk and of many chunks,
+// special columns (all -inf, a NaN, +inf, half -inf, huge magnitudes), every
+// alignment, in place; an inner past a quarter of the block refused.
+TEST_CASE("split softmax variants over a dim that is not the last: short inner, special columns, in place",
+          "[softmax][split][softmax_dim]") {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (kgen_dtype_t d : kDtypes) {
+    int ran = 0;
+    for (const VariantFacts& v : family_variants(kgen::Family::softmax, d)) {
+      if (!is_split(v)) continue;
+      const int64_t most = static_cast<const kgen::gen::SoftmaxParams*>(kgen::Registry::find(v.name)->params)->block_size / 4;
+      struct Shape { int64_t outer, axis, inner; };
+      for (const Shape& c : {Shape{1, 37, 2}, Shape{3, 300, 6}, Shape{2, 20011, 3}, Shape{1, 4786, 23},
+                             Shape{2, 999, most}}) {
+        const size_t n = static_cast<size_t>(c.outer * c.axis * c.inner);
+        HostTensor x = random_tensor(d, n);
+        auto at = [&](int64_t o, int64_t a, int64_t i) { return static_cast<size_t>((o * c.axis + a) * c.inner + i); };
+        const bool special = c.inner == 6;
+        if (special) {
+          for (int64_t a = 0; a < c.axis; ++a) x.set(at(0, a, 0), -inf);
+          x.set(at(0, c.axis / 2, 1), NAN);
+          x.set(at(1, c.axis / 3, 2), inf);
+          for (int64_t a = 0; a < c.axis; a += 2) x.set(at(1, a, 3), -inf);
+          for (int64_t a = 0; a < c.axis; ++a) x.set(at(2, a, 4), x.get(at(2, a, 4)) * 3000.0);
+        }
+        const std::vector<double> want[2] = {softmax_reference(values(x), c.outer, c.axis, c.inner, false),
+                                             softmax_reference(values(x), c.outer, c.axis, c.inner, true)};
+        ran += check_forward_offsets(v.name, d, c.outer, c.axis, x, want, special ? kOutsideByte : kNanByte, false,
+                                     c.inner);
+      }
+      // an inner past a quarter of the block, and the backward: refused, nothing written
+      DeviceBuffer dx(64 * (most + 1) * elem_size(d)), dy(dx.bytes);
+      poison(dy.ptr, dy.bytes, nullptr, kOutsideByte);
+      INFO(v.name);
+      CHECK(kgen_softmax_dim_variant(v.name, 0, d, 1, 64, most + 1, dx.ptr, dy.ptr, nullptr) ==
+            KGEN_ERROR_UNSUPPORTED);
+      CUDA_REQUIRE(cudaDeviceSynchronize());
+      CHECK(count_bytes(dy, kOutsideByte) == dy.bytes);
+    }
+    INFO(dtype_short(d));
+    CHECK(ran > 0);
+  }
+}
+
+TEST_CASE("a long axis over a few columns selects the split tier; the same bits on every run",
+          "[softmax][split][softmax_dim]") {
+  // (1, 120281, 9): nine columns, which the strided tiers ran on one SM
+  for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16}) {
+    const int64_t outer = 1, axis = 120281, inner = 9;
+    const size_t n = static_cast<size_t>(outer * axis * inner), e = elem_size(d);
+    HostTensor x = random_tensor(d, n);
+    DeviceBuffer dx(x.bytes.size() + 64), dy(x.bytes.size() + 64);
+    upload(dx, x, e);
+    const char* name = nullptr;
+    KGEN_REQUIRE(kgen_softmax_dim_selected(1, d, outer, axis, inner, dx.at(e), dy.ptr, &name));
+    INFO(name);
+    CHECK(find_facts(kgen::Family::softmax, name).tier == Tier::split);
+    KGEN_REQUIRE(kgen_softmax_dim(1, d, outer, axis, inner, dx.at(e), dy.ptr, nullptr));
+    const HostTensor first = download(dy, d, n);
+    check_matches(first, softmax_reference(values(x), outer, axis, inner, true), tolerance(d));
+    for (int rep = 0; rep < 3; ++rep) {
+      poison(dy.ptr, dy.bytes);
+      KGEN_REQUIRE(kgen_softmax_dim(1, d, outer, axis, inner, dx.at(e), dy.ptr, nullptr));
+      CHECK(download(dy, d, n).bytes == first.bytes);
+    }
+    // through the caller's workspace
+    size_t need = 0;
+    KGEN_REQUIRE(kgen_softmax_workspace_size(nullptr, 1, d, outer, axis, inner, dx.at(e), dy.ptr, &need));
+    REQUIRE(need > 0);
+    DeviceBuffer ws(need);
+    poison(ws.ptr, ws.bytes);
+    poison(dy.ptr, dy.bytes);
+    KGEN_REQUIRE(kgen_softmax_dim_workspace(nullptr, 1, d, outer, axis, inner, dx.at(e), dy.ptr, ws.ptr, need,
+                                            nullptr));
+    CUDA_REQUIRE(cudaDeviceSynchronize());
+    CHECK(download(dy, d, n).bytes == first.bytes);
   }
 }
 

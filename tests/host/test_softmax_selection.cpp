@@ -471,10 +471,17 @@ TEST_CASE("a dim that is not the last goes to the strided tiers of both families
       CHECK(p.pack_size * elem(d) >= 8);
       CHECK(p.col_lanes * p.pack_size * elem(d) >= 32);
       // an axis past every register tile: the two-pass kernel
-      kgen::softmax::Problem long_axis = dim_problem(d, 2, 100000, 64, bwd, dev);
+      kgen::softmax::Problem long_axis = dim_problem(d, 64, 100000, 64, bwd, dev);
       sel = kgen::select_variant(family, d, dev, &long_axis, &kgen::softmax::heuristic);
       REQUIRE(sel.variant != nullptr);
       CHECK(params_of<SoftmaxParams>(sel.variant).tier == SoftmaxTier::strided_uncached);
+      // ... over so few columns that the strided tiers leave most SMs idle:
+      // forward, the split tier
+      kgen::softmax::Problem few = dim_problem(d, 2, 100000, 64, bwd, dev);
+      sel = kgen::select_variant(family, d, dev, &few, &kgen::softmax::heuristic);
+      REQUIRE(sel.variant != nullptr);
+      CHECK(params_of<SoftmaxParams>(sel.variant).tier ==
+            (bwd ? SoftmaxTier::strided_uncached : SoftmaxTier::split));
       // an odd inner: pack 1 only, whatever tier
       kgen::softmax::Problem odd = dim_problem(d, 3, 100, 7, bwd, dev);
       sel = kgen::select_variant(family, d, dev, &odd, &kgen::softmax::heuristic);
@@ -546,6 +553,9 @@ TEST_CASE("strided supports(): inner packs, alignment, the tile's axis reach, no
           const int64_t cap = int64_t{p.block_size} * p.cols_per_thread, pk = 4;
           expected = axis * inner <= cap ||
                      (inner > 1 && axis * (kgen::softmax::kTileMinSegmentPacks + 1) * pk <= cap + pk);
+        } else if (p.tier == SoftmaxTier::split) {
+          // the last dim, or (forward) an inner of at most a quarter of the block
+          expected = inner == 1 || inner * 4 <= p.block_size;
         } else if (!strided) {
           expected = inner == 1 && v->supports(*v, &prob);  // row tiers: the last dim only
           if (inner != 1) CHECK_FALSE(v->supports(*v, &prob));

@@ -295,6 +295,7 @@ TEST_CASE("buckets follow the extents that move the ranking", "[tuning]") {
   CHECK(softmax_bucket(100, 1024, 1) == "row_w1024_few");
   CHECK(softmax_bucket(100, 100000, 1) == "row_l33_few");
   CHECK(softmax_bucket(64, 1024, 4096) == "strided_a5_i6");
+  CHECK(softmax_bucket(1, 120281, 9) == "strided_a9_i2_few");  // the split tier's
   CHECK(kgen::tuning::log2_class(1) == 0);
   CHECK(kgen::tuning::log2_class(2) == 1);
   CHECK(kgen::tuning::log2_class(3) == 2);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "dtype.hpp"
 #include "select.hpp"
 #include "variant.hpp"
 
@@ -89,22 +90,34 @@ inline int strided_warps(const Problem& p, int col_lanes, int axis_per_thread) {
   return static_cast<int>((p.cols + per - 1) / per);
 }
 
-// The split tier: a row cut into this many chunks of 16-byte packs, a CTA
-// each, so that the rows fill one wave of `block`-thread CTAs, with at
-// least a pack a thread.  Each CTA leaves a partial of at most
-// kSplitPartialBytes (the forward's (max, sum), the backward's sum) in the
-// workspace.
+// The split tier: a row (or, forward, an axis x inner slab) cut into this
+// many chunks, a CTA each, so that the rows fill one wave of `block`-thread
+// CTAs, with at least 16 bytes a thread.  Each CTA leaves a partial of at
+// most kSplitPartialBytes (the forward's (max, sum), the backward's sum) in
+// the workspace, one per inner position.
 constexpr int64_t kSplitPartialBytes = 16;
 inline int64_t split_parts(const Problem& p, int block, int elem_size) {
   const DeviceInfo& d = *p.device;
   const int64_t resident = int64_t{d.sm_count} * (d.max_threads_per_sm / block);
-  const int64_t most = p.cols * elem_size / 16 / block;
+  const int64_t most = p.cols * p.inner * elem_size / 16 / block;
   int64_t parts = (resident + p.rows - 1) / p.rows;
   if (parts > most) parts = most;
   return parts < 1 ? 1 : parts;
 }
+// The forward's split over a dim that is not the last: the inner positions
+// share a block (block / inner threads each), at least 4 threads each.
+inline bool split_holds_inner(const Problem& p, int block) {
+  return p.inner == 1 || (!backward(p) && p.inner * 4 <= block);
+}
+// Strided problems whose strided tiers (a CTA per column tile, a 16-32
+// byte segment of inner at the least: outer x ceil(inner bytes / 32)) would
+// leave at least half the SMs idle.
+inline bool strided_few_columns(const Problem& p) {
+  const int64_t tiles = (p.inner * dtype_size(p.dtype) + 31) / 32;
+  return p.inner > 1 && p.rows * tiles * 2 <= p.device->sm_count;
+}
 inline int64_t split_workspace_bytes(const Problem& p, int block, int elem_size) {
-  return p.rows * split_parts(p, block, elem_size) * kSplitPartialBytes;
+  return p.rows * split_parts(p, block, elem_size) * p.inner * kSplitPartialBytes;
 }
 
 // The tile tier: whole units (a row, or the axis x inner slab of one outer

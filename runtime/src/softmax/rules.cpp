@@ -92,7 +92,8 @@ bool supports_as(const VariantInfo& v, const Problem& p) {
   if (v.element != p.dtype) return false;
   if (q.tier == Tier::block || q.tier == Tier::cluster) return slice_supports(q, p);
   if (q.tier == Tier::split)
-    return p.inner == 1 && !p.mask && p.rows * split_parts(p, q.block_size, dtype_size(p.dtype)) <= INT32_MAX;
+    return split_holds_inner(p, q.block_size) && !p.mask &&
+           p.rows * split_parts(p, q.block_size, dtype_size(p.dtype)) <= INT32_MAX;
   if (q.tier == Tier::tile)
     return !p.mask && tile_fits(p, int64_t{q.block_size} * q.cols_per_thread, dtype_size(p.dtype));
   const int64_t pack_bytes = int64_t{q.pack_size} * dtype_size(p.dtype);
@@ -231,12 +232,20 @@ Score slice_heuristic(const Params& q, const Problem& p) {
 // (the uncached tier takes a block a row: one SM of 132); 128 bfloat16
 // backward rows of 65536 in 79 us against 38 us uncached.  x is read twice
 // (55-63% of copy at 64 MiB against the ceiling of 67%).
+//
+// Over a dim that is not the last: when the strided tiers would leave half
+// the SMs idle (strided_few_columns) and a slab makes kSplitLeastStridedParts
+// runs at least (16 KB and more at 128 threads), above every strided tier.
+constexpr int64_t kSplitLeastStridedParts = 8;
 template <class Params>
 Score split_heuristic(const Params& q, const Problem& p) {
   const int sms = p.device->sm_count;
-  if (p.rows * 2 > sms || split_parts(p, q.block_size, dtype_size(p.dtype)) < 2) return Score::reject();
+  const bool few = p.inner > 1 ? strided_few_columns(p) : p.rows * 2 <= sms;
+  // a slab of a few CTAs' runs costs the second launch more than it saves
+  const int64_t least = p.inner > 1 ? kSplitLeastStridedParts : 2;
+  if (!few || split_parts(p, q.block_size, dtype_size(p.dtype)) < least) return Score::reject();
   Score s;
-  s.key[0] = p.rows * 4 <= sms ? 2 : 1;
+  s.key[0] = p.inner > 1 ? 7 : p.rows * 4 <= sms ? 2 : 1;
   s.key[1] = 1000;
   s.key[2] = -std::abs(q.block_size - 512);
   return s;
@@ -466,12 +475,16 @@ constexpr int64_t kWarpCapacities[] = {1, 2, 4, 8, 16, 32, 64, 96, 128, 192, 256
 // columns want the smem and the uncached tier); under 1024 rows (under a
 // wave of blocks) apart.  The
 // strided layout by factor-4 classes of the axis and of inner (the register
-// tile's fit and the block's warps).
+// tile's fit and the block's warps), problems of few columns apart.
 void bucket(const void* problem, char* out, int size) {
   const Problem& p = *static_cast<const Problem*>(problem);
   using tuning::log2_class;
   if (p.inner > 1) {
-    std::snprintf(out, size, "strided_a%d_i%d", (log2_class(p.cols) + 1) / 2, (log2_class(p.inner) + 1) / 2);
+    // the forward's few columns (the split heuristic's condition) apart:
+    // their tier is the split
+    const bool few = !backward(p) && strided_few_columns(p);
+    std::snprintf(out, size, "strided_a%d_i%d%s", (log2_class(p.cols) + 1) / 2, (log2_class(p.inner) + 1) / 2,
+                  few ? "_few" : "");
     return;
   }
   const char* kind = p.mask ? "masked" : "row";

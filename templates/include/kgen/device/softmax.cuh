@@ -379,6 +379,124 @@ __global__ void __launch_bounds__(B, kSplitMinBlocks<T, B>)
   if (s.edge >= 0) yr[s.edge] = from_compute<T>(softmax_of<LOG>(to_compute(xr[s.edge]), st.m, ls));
 }
 
+// The split tier over a dim that is not the last, for a short inner
+// (strided problems of few columns: a long axis over 2-`B / 4` inner
+// positions, so few that the strided tiers' CTAs, a column tile each, leave
+// most SMs idle).  The slab of one outer position is contiguous: a CTA takes
+// a run of axis positions of it, `parts` CTAs a slab, and its B / inner x
+// inner threads read the run in order (coalesced), thread t always at
+// inner position t % inner, kStridedSplitLoads values in flight.  Per column
+// the threads' (max, sum) pairs are folded in thread order through shared
+// memory, so that the partials, and y, are the same on every run.
+struct StridedSplitPlace {
+  int64_t a0, a1;  // the CTA's axis positions
+  int in, rows, col, row;  // inner, slab rows a pass, the thread's inner position and first row
+  bool active;
+  __device__ __forceinline__ static StridedSplitPlace make(int64_t cta_part, int64_t axis, int64_t inner,
+                                                          int64_t parts, int block) {
+    StridedSplitPlace s;
+    const int64_t per = (axis + parts - 1) / parts;
+    s.a0 = cta_part * per;
+    s.a1 = s.a0 + per < axis ? s.a0 + per : axis;
+    s.in = static_cast<int>(inner);
+    s.rows = block / s.in;
+    s.col = static_cast<int>(threadIdx.x) % s.in;
+    s.row = static_cast<int>(threadIdx.x) / s.in;
+    s.active = s.row < s.rows;
+    return s;
+  }
+};
+
+// Folds each column's pairs in thread order (thread col, col + in, ...):
+// every thread gets its column's total.  `scratch` holds B pairs, `total`
+// up to B / 4.
+template <int B, class C>
+__device__ __forceinline__ Online<C> fold_columns(Online<C> st, const StridedSplitPlace& s, Online<C>* scratch,
+                                                  Online<C>* total) {
+  scratch[threadIdx.x] = st;
+  __syncthreads();
+  if (static_cast<int>(threadIdx.x) < s.in) {
+    Online<C> t = scratch[threadIdx.x];
+    for (int r = 1; r < s.rows; ++r) t = Online<C>::merge(t, scratch[threadIdx.x + r * s.in]);
+    total[threadIdx.x] = t;
+  }
+  __syncthreads();
+  return total[s.col];
+}
+
+// Values a thread has in flight: 8 (float64: 4, which spilled 124 bytes at 8).
+template <class T>
+constexpr int kStridedSplitLoads = sizeof(T) == 8 ? 4 : 8;
+// Half residency (1024 threads an SM, 64 registers): at full residency's 32
+// the U values and their 64-bit addresses spilled 12-88 bytes (sm_90 ptxas).
+template <int B>
+constexpr int kStridedSplitMinBlocks = B < 1024 ? 1024 / B : 1;
+
+template <class T, int B>
+__global__ void __launch_bounds__(B, kStridedSplitMinBlocks<B>)
+    strided_split_partial_kernel(const T* x, int64_t axis, int64_t inner, int64_t parts,
+                                 Online<compute_t<T>>* partial) {
+  using Cm = compute_t<T>;
+  constexpr int U = kStridedSplitLoads<T>;
+  __shared__ Online<Cm> scratch[B], total[B / 4];
+  const auto s = StridedSplitPlace::make(blockIdx.x % parts, axis, inner, parts, B);
+  const T* xc = x + blockIdx.x / parts * axis * inner + s.col;
+  Online<Cm> st = Online<Cm>::identity();
+  const int64_t step = int64_t{s.rows} * inner;  // between a thread's slab rows
+  if (s.active)
+    for (int64_t a = s.a0 + s.row; a < s.a1; a += int64_t{s.rows} * U) {
+      const T* xa = xc + a * inner;
+      Cm v[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) v[u] = a + int64_t{u} * s.rows < s.a1 ? to_compute(xa[u * step]) : neg_inf<Cm>();
+      Cm m = v[0];
+#pragma unroll
+      for (int u = 1; u < U; ++u) m = MaxOp()(m, v[u]);
+      const Cm ms = Online<Cm>::safe(m);
+      Cm sum = 0;
+#pragma unroll
+      for (int u = 0; u < U; ++u) sum += kexp(v[u] - ms);
+      st = Online<Cm>::merge(st, Online<Cm>{m, sum});
+    }
+  st = fold_columns<B>(st, s, scratch, total);
+  if (static_cast<int>(threadIdx.x) < s.in) partial[blockIdx.x * inner + threadIdx.x] = st;
+}
+
+// The slab's partials of each column folded in part order, then the CTA's
+// run read again (CTAs in reverse order: the last runs the first kernel
+// read are still in L2) and y written.
+template <class T, int B, bool LOG>
+__global__ void __launch_bounds__(B, kStridedSplitMinBlocks<B>)
+    strided_split_apply_kernel(const T* x, T* y, int64_t axis, int64_t inner, int64_t parts,
+                               const Online<compute_t<T>>* partial) {
+  using Cm = compute_t<T>;
+  constexpr int U = kStridedSplitLoads<T>;
+  __shared__ Online<Cm> scratch[B], total[B / 4];
+  const int64_t cta = gridDim.x - 1 - blockIdx.x, outer = cta / parts;
+  const auto s = StridedSplitPlace::make(cta % parts, axis, inner, parts, B);
+  // thread (row, col) folds parts row, row + rows, ... of its column; then
+  // the rows in order
+  Online<Cm> st = Online<Cm>::identity();
+  if (s.active)
+    for (int64_t g = s.row; g < parts; g += s.rows) st = Online<Cm>::merge(st, partial[(outer * parts + g) * inner + s.col]);
+  st = fold_columns<B>(st, s, scratch, total);
+  if (!s.active) return;
+  const Cm ls = LOG ? klog(st.s) : Cm(1) / st.s;
+  const int64_t base = outer * axis * inner + s.col;
+  const int64_t step = int64_t{s.rows} * inner;
+  for (int64_t a = s.a0 + s.row; a < s.a1; a += int64_t{s.rows} * U) {
+    const T* xa = x + base + a * inner;
+    T* ya = y + base + a * inner;
+    Cm v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (a + int64_t{u} * s.rows < s.a1) v[u] = to_compute(xa[u * step]);
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (a + int64_t{u} * s.rows < s.a1) ya[u * step] = from_compute<T>(softmax_of<LOG>(v[u], st.m, ls));
+  }
+}
+
 // ---------------------------------------------------------------- tile tier
 // Short rows or short axes whose 16-byte packs the register tiers cannot
 // use (odd lengths, misaligned tensors): whole units staged through shared
@@ -563,7 +681,7 @@ cudaError_t launch_slice(const void* problem, cudaStream_t stream) {
 }
 
 // Two kernels, rows x parts CTAs each (split_parts); the workspace holds
-// their (max, sum) partials.
+// their (max, sum) partials, one a CTA (and inner position).
 template <class T, int B>
 cudaError_t launch_split(const void* problem, cudaStream_t stream) {
   const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
@@ -572,6 +690,16 @@ cudaError_t launch_split(const void* problem, cudaStream_t stream) {
   const T* x = static_cast<const T*>(p.x);
   T* y = static_cast<T*>(p.y);
   auto* partial = static_cast<Online<compute_t<T>>*>(p.workspace);
+  if (p.inner > 1) {  // a dim that is not the last (forward only)
+    strided_split_partial_kernel<T, B><<<grid, B, 0, stream>>>(x, p.cols, p.inner, parts, partial);
+    const cudaError_t err = cudaGetLastError();
+    if (err != cudaSuccess) return err;
+    if (p.log)
+      strided_split_apply_kernel<T, B, true><<<grid, B, 0, stream>>>(x, y, p.cols, p.inner, parts, partial);
+    else
+      strided_split_apply_kernel<T, B, false><<<grid, B, 0, stream>>>(x, y, p.cols, p.inner, parts, partial);
+    return cudaGetLastError();
+  }
   split_partial_kernel<T, B, kSplitLoads><<<grid, B, 0, stream>>>(x, p.cols, parts, partial);
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) return err;
