@@ -236,8 +236,8 @@ Score slice_heuristic(const Params& q, const Problem& p) {
 // Over a dim that is not the last: when the strided tiers would leave half
 // the SMs idle (strided_few_columns) and a slab makes kSplitLeastStridedParts
 // runs at least (32 KB and more at 128 threads), above every strided tier.
-// H200 sweep (bench/NOTES.md split v2): 100-500x on long axes (448133x13
-// float16 dim 0 11076 -> 37 us, torch 5722); smaller slabs lose the second
+// H200 sweep (bench/NOTES.md split v2): 3.5-300x faster on long axes
+// (448133x13 float16 dim 0 11076 -> 37 us, torch 5722); smaller slabs lose the second
 // launch: 2048x7 float16 (28 KB) 8.2 -> 9.1 us, 3691x3 float32 (44 KB)
 // 12.0 -> 10.6.
 constexpr int64_t kSplitLeastStridedParts = 16;
