@@ -110,8 +110,9 @@ struct MaskLoad {
   // every pack of x, then every pack of the mask (one branch on its kind
   // for all of them), then the arithmetic.  A pack at a time, behind the
   // kind's branches, ptxas issued one or two loads and waited on them
-  // before the next pack's (float16 rows of 2048: 24 rounds of loads a row;
-  // bench/NOTES.md warp v2).
+  // before the next pack's (the float16 variant of 64 values a lane: 24
+  // rounds of loads over its three kinds' code, sm_90 SASS,
+  // scripts/load_rounds.py; bench/NOTES.md warp v2).
   template <int K, int P, class ColOf>
   __device__ __forceinline__ void load_row(const Row& r, ColOf col_of, C* dst) const {
     Pack<T, P> xs[K];
