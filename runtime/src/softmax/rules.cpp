@@ -241,17 +241,28 @@ Score slice_heuristic(const Params& q, const Problem& p) {
 // launch: 2048x7 float16 (28 KB) 8.2 -> 9.1 us, 3691x3 float32 (44 KB)
 // 12.0 -> 10.6.
 constexpr int64_t kSplitLeastStridedParts = 16;
+constexpr int64_t kSplitSerialMerges = 16;
 template <class Params>
 Score split_heuristic(const Params& q, const Problem& p) {
   const int sms = p.device->sm_count;
   const bool few = p.inner > 1 ? strided_few_columns(p) : p.rows * 2 <= sms;
   // a slab of a few CTAs' runs costs the second launch more than it saves
   const int64_t least = p.inner > 1 ? kSplitLeastStridedParts : 2;
-  if (!few || split_parts(p, q.block_size, dtype_size(p.dtype)) < least) return Score::reject();
+  const int64_t parts = split_parts(p, q.block_size, dtype_size(p.dtype));
+  if (!few || parts < least) return Score::reject();
   Score s;
   s.key[0] = p.inner > 1 ? 7 : p.rows * 4 <= sms ? 2 : 1;
   s.key[1] = 1000;
   s.key[2] = -std::abs(q.block_size - 512);
+  if (p.inner > 1) {
+    // A thread of the second kernel folds parts x inner / block of its
+    // column's partials one after another: the smallest block that keeps
+    // that at kSplitSerialMerges or fewer, else the fewest (H200, every
+    // block timed: (4, 65536, 3) float32 128-256 threads 25.6-25.9 us, 512
+    // 31.0, 1024 44.9; (2, 100000, 64) 1024 66 us, 512 78, 256 137).
+    const int64_t serial = parts * p.inner / q.block_size;
+    s.key[2] = serial <= kSplitSerialMerges ? -q.block_size : -(int64_t{1} << 20) - serial;
+  }
   return s;
 }
 

@@ -407,21 +407,24 @@ struct StridedSplitPlace {
   }
 };
 
-// Folds each column's pairs in thread order (thread col, col + in, ...):
-// every thread gets its column's total.  `scratch` holds B pairs, `total`
-// up to B / 4.
+// Folds each column's pairs over the block's slab rows, pairwise in a
+// fixed tree (rows r and r + w at width w = 1, 2, 4, ...): every thread
+// gets its column's total, the same bits on every run.  One thread folding
+// a column's B / inner pairs in turn cost up to 340 dependent merges at
+// inner 3 (H200: blocks of 512 and 1024 1.2-1.7x slower than 128-256).
+// `scratch` holds B pairs.
 template <int B, class C>
-__device__ __forceinline__ Online<C> fold_columns(Online<C> st, const StridedSplitPlace& s, Online<C>* scratch,
-                                                  Online<C>* total) {
+__device__ __forceinline__ Online<C> fold_columns(Online<C> st, const StridedSplitPlace& s, Online<C>* scratch) {
   scratch[threadIdx.x] = st;
   __syncthreads();
-  if (static_cast<int>(threadIdx.x) < s.in) {
-    Online<C> t = scratch[threadIdx.x];
-    for (int r = 1; r < s.rows; ++r) t = Online<C>::merge(t, scratch[threadIdx.x + r * s.in]);
-    total[threadIdx.x] = t;
+  for (int w = 1; w < s.rows; w *= 2) {
+    const bool folds = s.active && s.row % (2 * w) == 0 && s.row + w < s.rows;
+    const Online<C> other = folds ? scratch[threadIdx.x + w * s.in] : Online<C>::identity();
+    __syncthreads();
+    if (folds) scratch[threadIdx.x] = Online<C>::merge(scratch[threadIdx.x], other);
+    __syncthreads();
   }
-  __syncthreads();
-  return total[s.col];
+  return scratch[s.col];
 }
 
 // Values a thread has in flight: 8 (float64: 4, which spilled 124 bytes at 8).
@@ -438,7 +441,7 @@ __global__ void __launch_bounds__(B, kStridedSplitMinBlocks<B>)
                                  Online<compute_t<T>>* partial) {
   using Cm = compute_t<T>;
   constexpr int U = kStridedSplitLoads<T>;
-  __shared__ Online<Cm> scratch[B], total[B / 4];
+  __shared__ Online<Cm> scratch[B];
   const auto s = StridedSplitPlace::make(blockIdx.x % parts, axis, inner, parts, B);
   const T* xc = x + blockIdx.x / parts * axis * inner + s.col;
   Online<Cm> st = Online<Cm>::identity();
@@ -458,7 +461,7 @@ __global__ void __launch_bounds__(B, kStridedSplitMinBlocks<B>)
       for (int u = 0; u < U; ++u) sum += kexp(v[u] - ms);
       st = Online<Cm>::merge(st, Online<Cm>{m, sum});
     }
-  st = fold_columns<B>(st, s, scratch, total);
+  st = fold_columns<B>(st, s, scratch);
   if (static_cast<int>(threadIdx.x) < s.in) partial[blockIdx.x * inner + threadIdx.x] = st;
 }
 
@@ -471,7 +474,7 @@ __global__ void __launch_bounds__(B, kStridedSplitMinBlocks<B>)
                                const Online<compute_t<T>>* partial) {
   using Cm = compute_t<T>;
   constexpr int U = kStridedSplitLoads<T>;
-  __shared__ Online<Cm> scratch[B], total[B / 4];
+  __shared__ Online<Cm> scratch[B];
   const int64_t cta = gridDim.x - 1 - blockIdx.x, outer = cta / parts;
   const auto s = StridedSplitPlace::make(cta % parts, axis, inner, parts, B);
   // thread (row, col) folds parts row, row + rows, ... of its column; then
@@ -479,7 +482,7 @@ __global__ void __launch_bounds__(B, kStridedSplitMinBlocks<B>)
   Online<Cm> st = Online<Cm>::identity();
   if (s.active)
     for (int64_t g = s.row; g < parts; g += s.rows) st = Online<Cm>::merge(st, partial[(outer * parts + g) * inner + s.col]);
-  st = fold_columns<B>(st, s, scratch, total);
+  st = fold_columns<B>(st, s, scratch);
   if (!s.active) return;
   const Cm ls = LOG ? klog(st.s) : Cm(1) / st.s;
   const int64_t base = outer * axis * inner + s.col;
