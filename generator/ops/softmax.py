@@ -36,7 +36,7 @@ other lanes and the block's warps split the axis.
                     axis length.
   tile              (as above) whole (axis x inner) slabs of short axes
                     over an inner extent no 16-byte pack divides.
-  split             (as above, forward) a long axis over a few columns (inner
+  split             (as above) a long axis over a few columns (inner
                     up to a quarter of the block): each contiguous slab cut
                     into runs of axis positions, a CTA a run, its threads
                     reading the run in order, each at one inner position.

@@ -83,11 +83,11 @@ struct VariantFacts {
   int pack_size, cols_per_thread, group_width, padding, col_lanes, axis_per_thread;
   bool backward;  // of the softmax_backward family
 
-  // row tiers run inner == 1 only; the strided ones, generic and the
-  // forward's split any inner
+  // row tiers run inner == 1 only; the strided ones, generic and the split
+  // any inner
   bool row() const {
     return tier == Tier::warp || tier == Tier::smem || tier == Tier::uncached || tier == Tier::block ||
-           tier == Tier::cluster || (tier == Tier::split && backward);
+           tier == Tier::cluster;
   }
   // the longest row of a warp-tier variant
   int64_t warp_reach() const { return int64_t{cols_per_thread} * group_width; }

@@ -108,8 +108,36 @@ TEST_CASE("split softmax variants over a dim that is not the last: short inner, 
   }
 }
 
+TEST_CASE("split softmax_backward variants over a dim that is not the last: short inner, every alignment",
+          "[softmax_backward][split][softmax_dim]") {
+  for (kgen_dtype_t d : kDtypes) {
+    int ran = 0;
+    for (const VariantFacts& v : family_variants(kgen::Family::softmax_backward, d)) {
+      if (!is_split(v)) continue;
+      const int64_t most =
+          static_cast<const kgen::gen::SoftmaxBackwardParams*>(kgen::Registry::find(v.name)->params)->block_size / 4;
+      struct Shape { int64_t outer, axis, inner; };
+      for (const Shape& c : {Shape{1, 37, 2}, Shape{2, 20011, 3}, Shape{1, 4786, 23}, Shape{2, 999, most}})
+        for (int log = 0; log < 2; ++log) {
+          const BackwardCase bc = backward_case(d, c.outer, c.axis, c.inner, log);
+          ran += check_backward_offsets(v.name, d, c.outer, c.axis, log, bc, false, c.inner);
+        }
+      // an inner past a quarter of the block: refused, nothing written
+      DeviceBuffer y(64 * (most + 1) * elem_size(d)), dx(y.bytes);
+      poison(dx.ptr, dx.bytes, nullptr, kOutsideByte);
+      INFO(v.name);
+      CHECK(kgen_softmax_backward_variant(v.name, 0, d, 1, 64, most + 1, y.ptr, y.ptr, dx.ptr, nullptr) ==
+            KGEN_ERROR_UNSUPPORTED);
+      CUDA_REQUIRE(cudaDeviceSynchronize());
+      CHECK(count_bytes(dx, kOutsideByte) == dx.bytes);
+    }
+    INFO(dtype_short(d));
+    CHECK(ran > 0);
+  }
+}
+
 TEST_CASE("a long axis over a few columns selects the split tier; the same bits on every run",
-          "[softmax][split][softmax_dim]") {
+          "[softmax][softmax_backward][split][softmax_dim]") {
   // (1, 120281, 9): nine columns, which the strided tiers ran on one SM
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16}) {
     const int64_t outer = 1, axis = 120281, inner = 9;
@@ -140,6 +168,20 @@ TEST_CASE("a long axis over a few columns selects the split tier; the same bits 
                                             nullptr));
     CUDA_REQUIRE(cudaDeviceSynchronize());
     CHECK(download(dy, d, n).bytes == first.bytes);
+    // the backward: the split tier too, the same bits on every run
+    const BackwardCase bc = backward_case(d, outer, axis, inner, true);
+    DeviceBuffer y(bc.y.bytes.size()), g(bc.y.bytes.size()), gx(bc.y.bytes.size());
+    upload(y, bc.y);
+    upload(g, bc.dy);
+    KGEN_REQUIRE(kgen_softmax_backward_selected(1, d, outer, axis, inner, y.ptr, g.ptr, gx.ptr, &name));
+    INFO(name);
+    CHECK(find_facts(kgen::Family::softmax_backward, name).tier == Tier::split);
+    KGEN_REQUIRE(kgen_softmax_backward_dim(1, d, outer, axis, inner, y.ptr, g.ptr, gx.ptr, nullptr));
+    const HostTensor grad = download(gx, d, n);
+    check_matches(grad, bc.want, backward_tolerance(d), &bc.slack);
+    poison(gx.ptr, gx.bytes);
+    KGEN_REQUIRE(kgen_softmax_backward_dim(1, d, outer, axis, inner, y.ptr, g.ptr, gx.ptr, nullptr));
+    CHECK(download(gx, d, n).bytes == grad.bytes);
   }
 }
 

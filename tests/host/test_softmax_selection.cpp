@@ -476,12 +476,11 @@ TEST_CASE("a dim that is not the last goes to the strided tiers of both families
       REQUIRE(sel.variant != nullptr);
       CHECK(params_of<SoftmaxParams>(sel.variant).tier == SoftmaxTier::strided_uncached);
       // ... over so few columns that the strided tiers leave most SMs idle:
-      // forward, the split tier
+      // the split tier
       kgen::softmax::Problem few = dim_problem(d, 2, 100000, 64, bwd, dev);
       sel = kgen::select_variant(family, d, dev, &few, &kgen::softmax::heuristic);
       REQUIRE(sel.variant != nullptr);
-      CHECK(params_of<SoftmaxParams>(sel.variant).tier ==
-            (bwd ? SoftmaxTier::strided_uncached : SoftmaxTier::split));
+      CHECK(params_of<SoftmaxParams>(sel.variant).tier == SoftmaxTier::split);
       // an odd inner: pack 1 only, whatever tier
       kgen::softmax::Problem odd = dim_problem(d, 3, 100, 7, bwd, dev);
       sel = kgen::select_variant(family, d, dev, &odd, &kgen::softmax::heuristic);
@@ -554,7 +553,7 @@ TEST_CASE("strided supports(): inner packs, alignment, the tile's axis reach, no
           expected = axis * inner <= cap ||
                      (inner > 1 && axis * (kgen::softmax::kTileMinSegmentPacks + 1) * pk <= cap + pk);
         } else if (p.tier == SoftmaxTier::split) {
-          // the last dim, or (forward) an inner of at most a quarter of the block
+          // the last dim, or an inner of at most a quarter of the block
           expected = inner == 1 || inner * 4 <= p.block_size;
         } else if (!strided) {
           expected = inner == 1 && v->supports(*v, &prob);  // row tiers: the last dim only

@@ -90,7 +90,7 @@ inline int strided_warps(const Problem& p, int col_lanes, int axis_per_thread) {
   return static_cast<int>((p.cols + per - 1) / per);
 }
 
-// The split tier: a row (or, forward, an axis x inner slab) cut into this
+// The split tier: a row (or an axis x inner slab) cut into this
 // many chunks, a CTA each, so that the rows fill one wave of `block`-thread
 // CTAs, with at least 16 bytes a thread.  Each CTA leaves a partial of at
 // most kSplitPartialBytes (the forward's (max, sum), the backward's sum) in
@@ -104,11 +104,9 @@ inline int64_t split_parts(const Problem& p, int block, int elem_size) {
   if (parts > most) parts = most;
   return parts < 1 ? 1 : parts;
 }
-// The forward's split over a dim that is not the last: the inner positions
-// share a block (block / inner threads each), at least 4 threads each.
-inline bool split_holds_inner(const Problem& p, int block) {
-  return p.inner == 1 || (!backward(p) && p.inner * 4 <= block);
-}
+// The split over a dim that is not the last: the inner positions share a
+// block (block / inner threads each), at least 4 threads each.
+inline bool split_holds_inner(const Problem& p, int block) { return p.inner == 1 || p.inner * 4 <= block; }
 // Strided problems whose strided tiers (a CTA per column tile, a 16-32
 // byte segment of inner at the least: outer x ceil(inner bytes / 32)) would
 // leave at least half the SMs idle.

@@ -495,9 +495,9 @@ void bucket(const void* problem, char* out, int size) {
   const Problem& p = *static_cast<const Problem*>(problem);
   using tuning::log2_class;
   if (p.inner > 1) {
-    // the forward's few columns (the split heuristic's condition) apart:
-    // their tier is the split
-    const bool few = !backward(p) && strided_few_columns(p);
+    // few columns (the split heuristic's condition) apart: their tier is
+    // the split
+    const bool few = strided_few_columns(p);
     std::snprintf(out, size, "strided_a%d_i%d%s", (log2_class(p.cols) + 1) / 2, (log2_class(p.inner) + 1) / 2,
                   few ? "_few" : "");
     return;

@@ -379,62 +379,9 @@ __global__ void __launch_bounds__(B, kSplitMinBlocks<T, B>)
   if (s.edge >= 0) yr[s.edge] = from_compute<T>(softmax_of<LOG>(to_compute(xr[s.edge]), st.m, ls));
 }
 
-// The split tier over a dim that is not the last, for a short inner
-// (strided problems of few columns: a long axis over 2-`B / 4` inner
-// positions, so few that the strided tiers' CTAs, a column tile each, leave
-// most SMs idle).  The slab of one outer position is contiguous: a CTA takes
-// a run of axis positions of it, `parts` CTAs a slab, and its B / inner x
-// inner threads read the run in order (coalesced), thread t always at
-// inner position t % inner, kStridedSplitLoads values in flight.  Per column
-// the threads' (max, sum) pairs are folded in thread order through shared
-// memory, so that the partials, and y, are the same on every run.
-struct StridedSplitPlace {
-  int64_t a0, a1;  // the CTA's axis positions
-  int in, rows, col, row;  // inner, slab rows a pass, the thread's inner position and first row
-  bool active;
-  __device__ __forceinline__ static StridedSplitPlace make(int64_t cta_part, int64_t axis, int64_t inner,
-                                                          int64_t parts, int block) {
-    StridedSplitPlace s;
-    const int64_t per = (axis + parts - 1) / parts;
-    s.a0 = cta_part * per;
-    s.a1 = s.a0 + per < axis ? s.a0 + per : axis;
-    s.in = static_cast<int>(inner);
-    s.rows = block / s.in;
-    s.col = static_cast<int>(threadIdx.x) % s.in;
-    s.row = static_cast<int>(threadIdx.x) / s.in;
-    s.active = s.row < s.rows;
-    return s;
-  }
-};
-
-// Folds each column's pairs over the block's slab rows, pairwise in a
-// fixed tree (rows r and r + w at width w = 1, 2, 4, ...): every thread
-// gets its column's total, the same bits on every run.  One thread folding
-// a column's B / inner pairs in turn cost up to 340 dependent merges at
-// inner 3 (H200: blocks of 512 and 1024 1.2-1.7x slower than 128-256).
-// `scratch` holds B pairs.
-template <int B, class C>
-__device__ __forceinline__ Online<C> fold_columns(Online<C> st, const StridedSplitPlace& s, Online<C>* scratch) {
-  scratch[threadIdx.x] = st;
-  __syncthreads();
-  for (int w = 1; w < s.rows; w *= 2) {
-    const bool folds = s.active && s.row % (2 * w) == 0 && s.row + w < s.rows;
-    const Online<C> other = folds ? scratch[threadIdx.x + w * s.in] : Online<C>::identity();
-    __syncthreads();
-    if (folds) scratch[threadIdx.x] = Online<C>::merge(scratch[threadIdx.x], other);
-    __syncthreads();
-  }
-  return scratch[s.col];
-}
-
-// Values a thread has in flight: 8 (float64: 4, which spilled 124 bytes at 8).
-template <class T>
-constexpr int kStridedSplitLoads = sizeof(T) == 8 ? 4 : 8;
-// Half residency (1024 threads an SM, 64 registers): at full residency's 32
-// the U values and their 64-bit addresses spilled 12-88 bytes (sm_90 ptxas).
-template <int B>
-constexpr int kStridedSplitMinBlocks = B < 1024 ? 1024 / B : 1;
-
+// The split tier over a dim that is not the last (softmax_common.cuh's
+// StridedSplitPlace): each thread's running (max, sum) over its share of
+// the CTA's run, the column's pairs folded, one partial a CTA and column.
 template <class T, int B>
 __global__ void __launch_bounds__(B, kStridedSplitMinBlocks<B>)
     strided_split_partial_kernel(const T* x, int64_t axis, int64_t inner, int64_t parts,
@@ -461,7 +408,7 @@ __global__ void __launch_bounds__(B, kStridedSplitMinBlocks<B>)
       for (int u = 0; u < U; ++u) sum += kexp(v[u] - ms);
       st = Online<Cm>::merge(st, Online<Cm>{m, sum});
     }
-  st = fold_columns<B>(st, s, scratch);
+  st = fold_columns(st, s, scratch, OnlineOp());
   if (static_cast<int>(threadIdx.x) < s.in) partial[blockIdx.x * inner + threadIdx.x] = st;
 }
 
@@ -482,7 +429,7 @@ __global__ void __launch_bounds__(B, kStridedSplitMinBlocks<B>)
   Online<Cm> st = Online<Cm>::identity();
   if (s.active)
     for (int64_t g = s.row; g < parts; g += s.rows) st = Online<Cm>::merge(st, partial[(outer * parts + g) * inner + s.col]);
-  st = fold_columns<B>(st, s, scratch);
+  st = fold_columns(st, s, scratch, OnlineOp());
   if (!s.active) return;
   const Cm ls = LOG ? klog(st.s) : Cm(1) / st.s;
   const int64_t base = outer * axis * inner + s.col;

@@ -287,6 +287,72 @@ __global__ void __launch_bounds__(B, kSplitMinBlocks<T, B>)
     dx[off + s.edge] = from_compute<T>(grad<LOG>(to_compute(y[off + s.edge]), to_compute(dy[off + s.edge]), sum));
 }
 
+// The split tier over a dim that is not the last, as the forward's
+// (softmax_common.cuh's StridedSplitPlace): each thread's sum of
+// term(y, dy) over its share of the CTA's run, the column's sums folded,
+// one partial a CTA and column; then dx from the folded partials.  Half
+// the forward's values in flight, of each input (at the forward's count
+// the second kernel spilled 8-16 bytes under 64 registers).
+template <class T, int B, bool LOG>
+__global__ void __launch_bounds__(B, softmax::kStridedSplitMinBlocks<B>)
+    strided_split_partial_kernel(const T* y, const T* dy, int64_t axis, int64_t inner, int64_t parts,
+                                 compute_t<T>* partial) {
+  using Cm = compute_t<T>;
+  constexpr int U = softmax::kStridedSplitLoads<T> / 2;  // of y and of dy: as many loads as the forward
+  __shared__ Cm scratch[B];
+  const auto s = softmax::StridedSplitPlace::make(blockIdx.x % parts, axis, inner, parts, B);
+  const int64_t base = blockIdx.x / parts * axis * inner + s.col;
+  const int64_t step = int64_t{s.rows} * inner;  // between a thread's slab rows
+  Cm sum = 0;
+  if (s.active)
+    for (int64_t a = s.a0 + s.row; a < s.a1; a += int64_t{s.rows} * U) {
+      const T* ya = y + base + a * inner;
+      const T* da = dy + base + a * inner;
+      Cm v[U], g[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const bool in = a + int64_t{u} * s.rows < s.a1;
+        v[u] = in ? to_compute(ya[u * step]) : Cm(0);
+        g[u] = in ? to_compute(da[u * step]) : Cm(0);
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (a + int64_t{u} * s.rows < s.a1) sum += term<LOG>(v[u], g[u]);
+    }
+  sum = softmax::fold_columns(sum, s, scratch, SumOp());
+  if (static_cast<int>(threadIdx.x) < s.in) partial[blockIdx.x * inner + threadIdx.x] = sum;
+}
+
+template <class T, int B, bool LOG>
+__global__ void __launch_bounds__(B, softmax::kStridedSplitMinBlocks<B>)
+    strided_split_apply_kernel(const T* y, const T* dy, T* dx, int64_t axis, int64_t inner, int64_t parts,
+                               const compute_t<T>* partial) {
+  using Cm = compute_t<T>;
+  constexpr int U = softmax::kStridedSplitLoads<T> / 2;  // of y and of dy: as many loads as the forward
+  __shared__ Cm scratch[B];
+  const int64_t cta = gridDim.x - 1 - blockIdx.x, outer = cta / parts;
+  const auto s = softmax::StridedSplitPlace::make(cta % parts, axis, inner, parts, B);
+  // thread (row, col) sums parts row, row + rows, ... of its column; then
+  // the rows are folded
+  Cm sum = 0;
+  if (s.active)
+    for (int64_t g = s.row; g < parts; g += s.rows) sum += partial[(outer * parts + g) * inner + s.col];
+  sum = softmax::fold_columns(sum, s, scratch, SumOp());
+  if (!s.active) return;
+  const int64_t base = outer * axis * inner + s.col;
+  const int64_t step = int64_t{s.rows} * inner;
+  for (int64_t a = s.a0 + s.row; a < s.a1; a += int64_t{s.rows} * U) {
+    const int64_t at = base + a * inner;
+    Cm v[U], g[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (a + int64_t{u} * s.rows < s.a1) v[u] = to_compute(y[at + u * step]), g[u] = to_compute(dy[at + u * step]);
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (a + int64_t{u} * s.rows < s.a1) dx[at + u * step] = from_compute<T>(grad<LOG>(v[u], g[u], sum));
+  }
+}
+
 // ---------------------------------------------------------------- tile tier
 // As the forward's: y and dy staged through shared memory, each column's
 // sum and dx computed there (dx over y's copy), dx stored as y was read;
@@ -412,6 +478,14 @@ cudaError_t launch_split_as(const kgen::softmax::Problem& p, cudaStream_t stream
   const T* y = static_cast<const T*>(p.x);
   const T* dy = static_cast<const T*>(p.dy);
   auto* partial = static_cast<compute_t<T>*>(p.workspace);
+  if (p.inner > 1) {  // a dim that is not the last
+    strided_split_partial_kernel<T, B, LOG><<<grid, B, 0, stream>>>(y, dy, p.cols, p.inner, parts, partial);
+    const cudaError_t err = cudaGetLastError();
+    if (err != cudaSuccess) return err;
+    strided_split_apply_kernel<T, B, LOG><<<grid, B, 0, stream>>>(y, dy, static_cast<T*>(p.y), p.cols, p.inner,
+                                                                  parts, partial);
+    return cudaGetLastError();
+  }
   split_partial_kernel<T, B, U, LOG><<<grid, B, 0, stream>>>(y, dy, p.cols, parts, partial);
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) return err;

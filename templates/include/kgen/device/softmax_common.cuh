@@ -219,6 +219,64 @@ cudaError_t allow_max_smem(const DeviceInfo& d) {
   });
 }
 
+// The split tier over a dim that is not the last, for a short inner
+// (strided problems of few columns: a long axis over 2-`B / 4` inner
+// positions, so few that the strided tiers' CTAs, a column tile each, leave
+// most SMs idle).  The slab of one outer position is contiguous: a CTA takes
+// a run of axis positions of it, `parts` CTAs a slab, and its B / inner x
+// inner threads read the run in order (coalesced), thread t always at
+// inner position t % inner, kStridedSplitLoads values in flight.  Per column
+// the threads' partials (the forward's (max, sum), the backward's sum) are
+// folded in a fixed order through shared memory, so that the partials, and
+// y or dx, are the same on every run.
+struct StridedSplitPlace {
+  int64_t a0, a1;  // the CTA's axis positions
+  int in, rows, col, row;  // inner, slab rows a pass, the thread's inner position and first row
+  bool active;
+  __device__ __forceinline__ static StridedSplitPlace make(int64_t cta_part, int64_t axis, int64_t inner,
+                                                          int64_t parts, int block) {
+    StridedSplitPlace s;
+    const int64_t per = (axis + parts - 1) / parts;
+    s.a0 = cta_part * per;
+    s.a1 = s.a0 + per < axis ? s.a0 + per : axis;
+    s.in = static_cast<int>(inner);
+    s.rows = block / s.in;
+    s.col = static_cast<int>(threadIdx.x) % s.in;
+    s.row = static_cast<int>(threadIdx.x) / s.in;
+    s.active = s.row < s.rows;
+    return s;
+  }
+};
+
+// Folds each column's partials over the block's slab rows, pairwise in a
+// fixed tree (rows r and r + w at width w = 1, 2, 4, ...): every thread
+// gets its column's total, the same bits on every run.  One thread folding
+// a column's B / inner pairs in turn cost up to 340 dependent merges at
+// inner 3 (H200: blocks of 512 and 1024 1.2-1.7x slower than 128-256).
+// `scratch` holds a partial a thread.
+template <class A, class Op>
+__device__ __forceinline__ A fold_columns(A st, const StridedSplitPlace& s, A* scratch, Op op) {
+  scratch[threadIdx.x] = st;
+  __syncthreads();
+  for (int w = 1; w < s.rows; w *= 2) {
+    const bool folds = s.active && s.row % (2 * w) == 0 && s.row + w < s.rows;
+    const A other = folds ? scratch[threadIdx.x + w * s.in] : st;
+    __syncthreads();
+    if (folds) scratch[threadIdx.x] = op(scratch[threadIdx.x], other);
+    __syncthreads();
+  }
+  return scratch[s.col];
+}
+
+// Values a thread has in flight (of each input): 8 (float64: 4, which
+// spilled 124 bytes at 8 in the forward).
+template <class T>
+constexpr int kStridedSplitLoads = sizeof(T) == 8 ? 4 : 8;
+// Half residency (1024 threads an SM, 64 registers): at full residency's 32
+// the U values and their 64-bit addresses spilled 12-88 bytes (sm_90 ptxas).
+template <int B>
+constexpr int kStridedSplitMinBlocks = B < 1024 ? 1024 / B : 1;
+
 }  // namespace softmax
 }  // namespace device
 }  // namespace kgen
