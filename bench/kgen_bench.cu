@@ -20,6 +20,9 @@
 //   kgen-bench expand  [--dtypes f32,f16] [--reps 30] [--variants] [--md FILE] [--csv FILE]
 //   kgen-bench where   [--dtypes f32,f16] [--reps 30] [--variants] [--md FILE] [--csv FILE]
 //   kgen-bench topk    [--dtypes f32,f16] [--torch TIMES.csv] [--reps 30] [--variants] [--md FILE] [--csv FILE]
+//   kgen-bench host    [--calls 20000] [--batches 9] [--md FILE]
+//                      (host time a call of each family on a tiny tensor, beside
+//                      an empty kernel launch and a cudaMemsetAsync; bench/host_cost.cu)
 //                      (--torch: PyTorch's times on the same cases, from bench/topk_torch.py,
 //                      for the speedup column)
 //
@@ -45,6 +48,7 @@
 
 #include "cases.hpp"
 #include "harness.cuh"
+#include "host_cost.hpp"
 #include "kgen/kgen.h"
 
 namespace {
@@ -59,6 +63,7 @@ struct Options {
   std::string md, csv;
   std::string torch;  // topk: a CSV of PyTorch's times (bench/topk_torch.py)
   std::string shapes;  // softmax_dim: OUTERxAXISxINNER,... in place of the built-in list
+  int calls = 20000, batches = 9;  // host
 };
 
 // One measured line: the family's op, its shape, and the numbers.
@@ -549,7 +554,8 @@ int usage() {
                "       kgen-bench expand  [--dtypes f32,f16] [--reps 30] [--variants] [--md FILE] [--csv FILE]\n"
                "       kgen-bench where   [--dtypes f32,f16] [--reps 30] [--variants] [--md FILE] [--csv FILE]\n"
                "       kgen-bench topk    [--dtypes f32,f16] [--torch TIMES.csv] [--reps 30] [--variants]\n"
-               "                          [--md FILE] [--csv FILE]\n");
+               "                          [--md FILE] [--csv FILE]\n"
+               "       kgen-bench host    [--calls 20000] [--batches 9] [--md FILE]\n");
   return 2;
 }
 
@@ -560,7 +566,7 @@ int main(int argc, char** argv) {
   const std::string family = argv[1];
   if (family != "softmax" && family != "softmax_backward" && family != "softmax_dim" &&
       family != "softmax_masked" && family != "reduce" && family != "permute" && family != "expand" &&
-      family != "where" && family != "topk")
+      family != "where" && family != "topk" && family != "host")
     return usage();
   Options o;
   for (int i = 2; i < argc; ++i) {
@@ -579,6 +585,8 @@ int main(int argc, char** argv) {
     else if (a == "--csv") o.csv = next();
     else if (a == "--torch") o.torch = next();
     else if (a == "--shapes") o.shapes = next();
+    else if (a == "--calls") o.calls = std::max(1, std::atoi(next().c_str()));
+    else if (a == "--batches") o.batches = std::max(1, std::atoi(next().c_str()));
     else return usage();
   }
   int count = 0;
@@ -586,6 +594,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "kgen-bench: no CUDA device\n");
     return 77;
   }
+  if (family == "host") return bench_host(o.calls, o.batches, o.md);
   if (family == "softmax" || family == "softmax_backward") return bench_rows(o, family);
   if (family == "softmax_dim") return bench_softmax_dim(o);
   if (family == "softmax_masked") return bench_softmax_masked(o);
