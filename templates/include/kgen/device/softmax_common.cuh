@@ -248,23 +248,23 @@ struct StridedSplitPlace {
   }
 };
 
-// Folds each column's partials over the block's slab rows, pairwise in a
-// fixed tree (rows r and r + w at width w = 1, 2, 4, ...): every thread
-// gets its column's total, the same bits on every run.  One thread folding
-// a column's B / inner pairs in turn cost up to 340 dependent merges at
-// inner 3 (H200: blocks of 512 and 1024 1.2-1.7x slower than 128-256).
-// `scratch` holds a partial a thread.
+// Folds each column's partials over the block's slab rows, in row order,
+// one thread a column: every thread gets its column's total, the same bits
+// on every run.  (A pairwise tree, log2(rows) steps of two barriers each,
+// ran 5-25% slower than this at every block size measured: H200, float32
+// (1, 448133, 13) 43.6 -> 50.1 us, (4, 65536, 3) in blocks of 128 25.6 ->
+// 29.2, same-GPU A/B, bench/NOTES.md split v3.)  `scratch` holds a partial
+// a thread; row 0's slots receive the totals.
 template <class A, class Op>
 __device__ __forceinline__ A fold_columns(A st, const StridedSplitPlace& s, A* scratch, Op op) {
   scratch[threadIdx.x] = st;
   __syncthreads();
-  for (int w = 1; w < s.rows; w *= 2) {
-    const bool folds = s.active && s.row % (2 * w) == 0 && s.row + w < s.rows;
-    const A other = folds ? scratch[threadIdx.x + w * s.in] : st;
-    __syncthreads();
-    if (folds) scratch[threadIdx.x] = op(scratch[threadIdx.x], other);
-    __syncthreads();
+  if (static_cast<int>(threadIdx.x) < s.in) {
+    A t = st;
+    for (int r = 1; r < s.rows; ++r) t = op(t, scratch[threadIdx.x + r * s.in]);
+    scratch[threadIdx.x] = t;
   }
+  __syncthreads();
   return scratch[s.col];
 }
 
