@@ -20,7 +20,7 @@
 //   kgen-bench expand  [--dtypes f32,f16] [--reps 30] [--variants] [--md FILE] [--csv FILE]
 //   kgen-bench where   [--dtypes f32,f16] [--reps 30] [--variants] [--md FILE] [--csv FILE]
 //   kgen-bench topk    [--dtypes f32,f16] [--torch TIMES.csv] [--reps 30] [--variants] [--md FILE] [--csv FILE]
-//   kgen-bench host    [--calls 20000] [--batches 9] [--md FILE]
+//   kgen-bench host    [--calls 256] [--batches 201] [--md FILE]
 //                      (host time a call of each family on a tiny tensor, beside
 //                      an empty kernel launch and a cudaMemsetAsync; bench/host_cost.cu)
 //                      (--torch: PyTorch's times on the same cases, from bench/topk_torch.py,
@@ -63,7 +63,7 @@ struct Options {
   std::string md, csv;
   std::string torch;  // topk: a CSV of PyTorch's times (bench/topk_torch.py)
   std::string shapes;  // softmax_dim: OUTERxAXISxINNER,... in place of the built-in list
-  int calls = 20000, batches = 9;  // host
+  int calls = 256, batches = 201;  // host
 };
 
 // One measured line: the family's op, its shape, and the numbers.
@@ -555,7 +555,7 @@ int usage() {
                "       kgen-bench where   [--dtypes f32,f16] [--reps 30] [--variants] [--md FILE] [--csv FILE]\n"
                "       kgen-bench topk    [--dtypes f32,f16] [--torch TIMES.csv] [--reps 30] [--variants]\n"
                "                          [--md FILE] [--csv FILE]\n"
-               "       kgen-bench host    [--calls 20000] [--batches 9] [--md FILE]\n");
+               "       kgen-bench host    [--calls 256] [--batches 201] [--md FILE]\n");
   return 2;
 }
 
