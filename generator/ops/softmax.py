@@ -206,12 +206,13 @@ def strided_uncached_default(d, p):
 # threads, float32 at 4 packs 57-60.
 SLICE_PACKS = (1, 2, 4, 8)
 CLUSTERS = (2, 4, 8, 16)
-# Forward clusters also hold 16 packs a thread: 8 in registers, 8 in shared
-# memory (rows::Held, 16 bytes x block_size x 8: 64 KB at 512 threads, 128
-# KB at 1024), so that a cluster of 16 holds a row of 1M values (524288
-# without them).  Not for the half types at 1024 threads (their 8 register
-# packs spill there), under 256 threads (a cluster of 16 x 128 x 16 packs
-# holds less than one of 16 x 1024 x 8 in registers) nor in the backward.
+# Forward blocks and clusters also hold 16 packs a thread: 8 in registers,
+# 8 in shared memory (rows::Held, 16 bytes x block_size x 8: 64 KB at 512
+# threads, 128 KB at 1024), so that a cluster of 16 holds a row of 1M
+# values (524288 without them) and one block a float32 row of 65536.  Not
+# for the half types at 1024 threads (their 8 register packs spill there),
+# under 256 threads (a cluster of 16 x 128 x 16 packs holds less than one
+# of 16 x 1024 x 8 in registers) nor in the backward.
 HELD_PACKS = 16
 
 
@@ -227,7 +228,7 @@ def slice_valid(backward, cluster):
         if p["cols_per_thread"] % p["pack_size"] != 0:
             return False
         if v == HELD_PACKS:
-            return cluster and not backward and p["block_size"] >= 256 and not (d.size == 2 and p["block_size"] == 1024)
+            return not backward and p["block_size"] >= 256 and not (d.size == 2 and p["block_size"] == 1024)
         return v <= slice_packs_max(d, p["block_size"], backward)
     return valid
 
@@ -248,7 +249,15 @@ def slice_default(backward, cluster):
     def in_default(d, p):
         c, b = p["cols_per_thread"], p["block_size"]
         if not cluster:
-            return b in SLICE_BLOCKS and c in ((8, 16) if backward else (16, 32))
+            if b in SLICE_BLOCKS and c in ((8, 16) if backward else (16, 32)) and c <= SLICE_PACKS[-1] * max_pack(d):
+                return True
+            # forward rows of 16384-65536 in one block: 8 packs a thread in
+            # registers (float32 in 1024 threads, the half types in 512),
+            # the half types' 16 with shared memory in 512 (rows of 65536)
+            regs = SLICE_PACKS[-1] * max_pack(d)
+            return not backward and d.short != "f64" and (
+                (c == regs and b == (1024 if d.size == 4 else 512)) or
+                (d.size == 2 and c == HELD_PACKS * max_pack(d) and b == 512))
         if d.short == "f64" or (backward and d.size == 2):
             return False
         want = 16 if backward else 128 // d.size
@@ -278,7 +287,7 @@ def small_block_default(backward):
 
 def slice_tiers(backward):
     pack = Param("pack_size", "p", lambda d: [max_pack(d)])
-    block_params = (pack, Param("cols_per_thread", "c", slice_cols),
+    block_params = (pack, Param("cols_per_thread", "c", lambda d: slice_cols(d, held=not backward)),
                     Param("block_size", "b", lambda d: SMALL_BLOCKS + BLOCKS))
     cluster_params = (pack, Param("cols_per_thread", "c", lambda d: slice_cols(d, held=not backward)),
                       Param("block_size", "b", lambda d: BLOCKS), Param("cluster_size", "k", lambda d: CLUSTERS))

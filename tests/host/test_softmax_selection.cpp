@@ -92,11 +92,14 @@ kgen::DeviceInfo no_clusters() {
 
 TEST_CASE("longer rows go to a block, then a cluster, then the uncached tier", "[selection][default-set]") {
   CHECK(pick(KGEN_FLOAT32, 1000, 4096).p.tier == SoftmaxTier::block);
-  CHECK(pick(KGEN_FLOAT16, 1000, 32768).p.tier == SoftmaxTier::cluster);  // past 512 threads x 32 values
+  CHECK(pick(KGEN_FLOAT16, 1000, 32768).p.tier == SoftmaxTier::block);    // 512 threads x 64 values
+  CHECK(pick(KGEN_FLOAT16, 1000, 131072).p.tier == SoftmaxTier::cluster);  // past 512 threads x 128 values
   // odd and misaligned rows alike: the aligned body in 16-byte packs
-  Picked odd = pick(KGEN_BFLOAT16, 1000, 50257, 2, 2);
-  CHECK(odd.p.tier == SoftmaxTier::cluster);
-  CHECK(odd.p.pack_size == 8);
+  for (int64_t cols : {50257, 100003}) {
+    Picked odd = pick(KGEN_BFLOAT16, 1000, cols, 2, 2);
+    CHECK(odd.p.tier == (cols < 65536 ? SoftmaxTier::block : SoftmaxTier::cluster));
+    CHECK(odd.p.pack_size == 8);
+  }
   // past a cluster of 16 x 1024 threads x 32 float32 values in registers:
   // 16 packs a thread, half of them in shared memory, up to rows of 1M
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16}) {
@@ -127,7 +130,8 @@ TEST_CASE("longer rows go to a block, then a cluster, then the uncached tier", "
   // uncached tier, just past what one block's shared memory holds (rows
   // kept in their dtype); a few such rows to the split tier
   const kgen::DeviceInfo old = no_clusters();
-  CHECK(pick(KGEN_FLOAT16, 1000, 32768, 0, 0, old).p.tier == SoftmaxTier::smem);  // 64 KB: opt-in
+  CHECK(pick(KGEN_FLOAT16, 1000, 32768, 0, 0, old).p.tier == SoftmaxTier::block);  // 512 threads x 64 values
+  CHECK(pick(KGEN_FLOAT16, 1000, 80000, 0, 0, old).p.tier == SoftmaxTier::smem);   // 160 KB: opt-in
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_FLOAT64}) {
     const int64_t limit = (227 * 1024 - kgen::softmax::kSmemReserve) / elem(d);
     CHECK(pick(d, 200, limit - limit % 8, 0, 0, old).p.tier == SoftmaxTier::smem);
@@ -137,7 +141,7 @@ TEST_CASE("longer rows go to a block, then a cluster, then the uncached tier", "
   // a device with less shared memory moves the boundary
   kgen::DeviceInfo small = old;
   small.smem_per_block_optin = 48 * 1024;
-  CHECK(pick(KGEN_FLOAT32, 200, 20000, 0, 0, small).p.tier == SoftmaxTier::uncached);
+  CHECK(pick(KGEN_FLOAT32, 200, 40000, 0, 0, small).p.tier == SoftmaxTier::uncached);
 }
 
 // Masked rows (which the block and cluster tiers do not take) past the
@@ -640,13 +644,42 @@ TEST_CASE("forward clusters: the half types' log_softmax too, blocks of 256 thre
   // copy, 64-80% in the smem and uncached tiers; among clusters, blocks of
   // 256 threads (H100, bench/NOTES.md slice v2)
   for (kgen_dtype_t d : {KGEN_FLOAT16, KGEN_BFLOAT16, KGEN_FLOAT32})
-    for (int64_t cols : {32768, 50257, 131072})
+    for (int64_t cols : {50257, 131072, 262144}) {
+      if (d != KGEN_FLOAT32 && cols < 65536) continue;  // a block's (below)
+      if (d == KGEN_FLOAT32 && cols > 131072) continue;  // past 16 x 256 x 32 values
       for (bool log : {false, true}) {
         Picked s = pick(d, 1000, cols, 0, 0, h100(), log);
         INFO(s.v->name << " cols " << cols << " log " << log);
         CHECK(s.p.tier == SoftmaxTier::cluster);
         CHECK(s.p.block_size == 256);
       }
+    }
+}
+
+TEST_CASE("forward rows one block holds go to the block before a cluster", "[selection][default-set]") {
+  // H100 and H200 (bench/NOTES.md slice v3): float32 rows of 32768 in 1024
+  // threads x 32 values 95-97% of copy, clusters 84-97%; half types in 512
+  // x 64 values 93-97%, 32768 in 1024 x 32 74-98%; half-type rows of 65536
+  // in 512 x 128 values (64 of them in shared memory) 90-95%, clusters 80-92%
+  for (bool log : {false, true}) {
+    Picked f = pick(KGEN_FLOAT32, 1000, 32768, 0, 0, h100(), log);
+    CHECK(f.p.tier == SoftmaxTier::block);
+    CHECK(f.p.block_size == 1024);
+    // float32 packs in shared memory stay in clusters (65536: 93% in a
+    // block, 95-96% in clusters of 8 x 256; H100)
+    CHECK(pick(KGEN_FLOAT32, 1000, 65536, 0, 0, h100(), log).p.tier == SoftmaxTier::cluster);
+    for (kgen_dtype_t d : {KGEN_FLOAT16, KGEN_BFLOAT16}) {
+      for (int64_t cols : {int64_t{32768}, int64_t{50257}, int64_t{65536}}) {
+        Picked h = pick(d, 1000, cols, 0, 0, h100(), log);
+        INFO(h.v->name << " cols " << cols);
+        CHECK(h.p.tier == SoftmaxTier::block);
+        CHECK(h.p.block_size == 512);
+        CHECK(h.p.cols_per_thread == (cols <= 32768 ? 64 : 128));
+      }
+      // too few rows for a CTA an SM: clusters
+      CHECK(pick(d, 64, 65536, 0, 0, h100(), log).p.tier == SoftmaxTier::cluster);
+    }
+  }
 }
 
 TEST_CASE("rows a warp variant could hold go to a block only below the smem tier", "[selection][default-set]") {

@@ -143,10 +143,12 @@ bool supports_as(const VariantInfo& v, const Problem& p) {
 //     holding 4-16x the row of 2048 ran at 18-57% of copy, one that fits at 99%);
 //  2. enough CTAs to give every SM one (32 float32 rows of 32768: 87% in
 //     clusters of 8, 83% in clusters of 2);
-//  3. one block of at most 512 threads (float32 16384: 96% against 92% in
-//     clusters), then clusters of at most 512 threads, then 1024 threads
-//     (float32 32768: 91% in a block of 1024, 81-91% in clusters; clusters
-//     of 1024 threads ran at 54-76%);
+//  3. one block (float32 16384: 96% against 92% in clusters; float32
+//     32768: 91% in a block of 1024, 81-91% in clusters, and on an H200,
+//     bench/NOTES.md slice v3, 94-95% against 84-88%; half types 65536 in
+//     512 threads x 16 packs, 8 of them in shared memory: 90-95% against
+//     82-92% in clusters, H100 and H200), then clusters of at most 512
+//     threads, then of 1024 (54-76%);
 //  4. values a thread near 32 in a block, 16 bytes x 8 in a cluster (bfloat16
 //     65536: 64 values 76%, 32 values 65%), 16 in the backward (y and dy);
 //     then the smallest block (float32 backward 32768: clusters of 128
@@ -217,7 +219,12 @@ Score slice_heuristic(const Params& q, const Problem& p) {
   s.key[2] = std::min<int64_t>(8, p.rows * sh.cluster * 8 / std::max(1, p.device->sm_count));
   // (small blocks below one of 128-512 threads that holds the row as well:
   // float32 log_softmax of 1999 102% in 128 x 16 values, 97% in 64 x 32)
-  s.key[3] = small_block ? 1 : sh.cluster == 1 && sh.block <= 512 ? 2 : sh.block < 1024 ? 1 : 0;
+  // (a half-type block of 1024 threads holds 4 packs a thread: rows of
+  // 32768 at 74-80% of copy on an H200, 93-96% in 512 x 8 packs; a float32
+  // block with packs in shared memory, 1024 x 64 values, took rows of 65536
+  // at 93% on an H100 where clusters of 8 x 256 reach 95-96%)
+  const bool block_first = sh.cluster == 1 && (size == 2 ? sh.block < 1024 : sh.held() == 0);
+  s.key[3] = small_block ? 1 : block_first ? 2 : sh.block < 1024 ? 1 : 0;
   const int64_t pref = small_block ? 64 / size : bwd ? 16 : sh.cluster == 1 ? 32 : 128 / size;
   const bool forward_cluster = sh.cluster > 1 && !bwd;
   s.key[4] = -std::abs(sh.per_thread - pref) * 64 - (forward_cluster ? std::abs(sh.block - 256) : sh.block) / 128;
