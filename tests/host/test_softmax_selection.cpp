@@ -679,15 +679,18 @@ TEST_CASE("forward rows one block holds go to the block before a cluster", "[sel
       // too few rows for a CTA an SM: clusters
       CHECK(pick(d, 64, 65536, 0, 0, h100(), log).p.tier == SoftmaxTier::cluster);
     }
-    // a row or two: the more CTAs the better (one float32 row of 19439: 7.5
-    // us in a block of 1024, 5.2 in a cluster of 4; float16 28221: 6.5 us
-    // in a block of 512, 5.8 in a cluster of 2; H200 sweep)
+    // a row or two past 32 KB: a cluster's CTAs read it in parallel (one
+    // float32 row of 19439: 7.5 us in a block of 1024, 5.2 in a cluster of
+    // 4; float16 28221: 6.5 us in a block of 512, 5.8 in a cluster of 2;
+    // H200 sweep); under it one block (bfloat16 12277: 5.2 us against 6.0)
     for (int64_t rows : {1, 2}) {
       Picked a = pick(KGEN_FLOAT32, rows, 19439, 0, 0, h100(), log);
       Picked b = pick(KGEN_FLOAT16, rows, 28221, 0, 0, h100(), log);
-      INFO(a.v->name << " " << b.v->name);
+      Picked c = pick(KGEN_BFLOAT16, rows, 12277, 0, 0, h100(), log);
+      INFO(a.v->name << " " << b.v->name << " " << c.v->name);
       CHECK(a.p.cluster_size >= 4);
       CHECK(b.p.cluster_size >= 2);
+      CHECK(c.p.tier == SoftmaxTier::block);
     }
   }
 }

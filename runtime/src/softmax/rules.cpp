@@ -141,8 +141,8 @@ bool supports_as(const VariantInfo& v, const Problem& p) {
 // over the full level, bench/NOTES.md slice v1):
 //  1. the fewest idle quarters of the CTA's capacity (a float32 variant
 //     holding 4-16x the row of 2048 ran at 18-57% of copy, one that fits at 99%);
-//  2. enough CTAs to give every SM one, the more the better short of that
-//     (32 float32 rows of 32768: 87% in clusters of 8, 83% in clusters of 2);
+//  2. enough CTAs to give every SM one (32 float32 rows of 32768: 87% in
+//     clusters of 8, 83% in clusters of 2);
 //  3. one block (float32 16384: 96% against 92% in clusters; float32
 //     32768: 91% in a block of 1024, 81-91% in clusters, and on an H200,
 //     bench/NOTES.md slice v3, 94-95% against 84-88%; half types 65536 in
@@ -216,17 +216,22 @@ Score slice_heuristic(const Params& q, const Problem& p) {
     s.key[0] = 2;
     s.key[1] -= 100;
   }
-  // (in 1/1024ths of the SMs: in eighths, a row or two in one CTA tied with
-  // four, and one float32 row of 19439 took 7.5 us in a block of 1024
-  // against 5.2 in a cluster of 4; H200 sweep, bench/NOTES.md slice v3)
-  s.key[2] = std::min<int64_t>(1024, p.rows * sh.cluster * 1024 / std::max(1, p.device->sm_count));
+  s.key[2] = std::min<int64_t>(8, p.rows * sh.cluster * 8 / std::max(1, p.device->sm_count));
   // (small blocks below one of 128-512 threads that holds the row as well:
   // float32 log_softmax of 1999 102% in 128 x 16 values, 97% in 64 x 32)
-  // (a half-type block of 1024 threads holds 4 packs a thread: rows of
-  // 32768 at 74-80% of copy on an H200, 93-96% in 512 x 8 packs; a float32
-  // block with packs in shared memory, 1024 x 64 values, took rows of 65536
-  // at 93% on an H100 where clusters of 8 x 256 reach 95-96%)
-  const bool block_first = sh.cluster == 1 && (size == 2 ? sh.block < 1024 : sh.held() == 0);
+  // A block that holds the row first, except a half-type block of 1024
+  // threads (4 packs a thread: rows of 32768 at 74-80% of copy on an H200,
+  // 93-96% in 512 x 8 packs) and a float32 block with packs in shared
+  // memory (1024 x 64 values: rows of 65536 at 93% on an H100, clusters of
+  // 8 x 256 95-96%); and a CTA of more than 32 KB of x only when the rows
+  // come near filling the SMs: with fewer, a cluster's CTAs read the row in
+  // parallel (one row, H200 and H100 sweeps: float32 19439 7.5 us in a
+  // block, 5.2 in a cluster of 4; float16 19487-28221 6.1-6.5 against
+  // 5.6-5.8 in clusters of 2), while up to 17-25 KB one block stays faster
+  // (bfloat16 12277: 5.2 us against 6.0 in a cluster of 2).
+  const bool big_cta = sh.packs_per_cta(p) * 16 > 32 * 1024 && p.rows * 2 < p.device->sm_count;
+  const bool block_first =
+      sh.cluster == 1 && (size == 2 ? sh.block < 1024 : sh.held() == 0) && !big_cta;
   s.key[3] = small_block ? 1 : block_first ? 2 : sh.block < 1024 ? 1 : 0;
   const int64_t pref = small_block ? 64 / size : bwd ? 16 : sh.cluster == 1 ? 32 : 128 / size;
   const bool forward_cluster = sh.cluster > 1 && !bwd;
