@@ -223,13 +223,14 @@ Score slice_heuristic(const Params& q, const Problem& p) {
   // threads (4 packs a thread: rows of 32768 at 74-80% of copy on an H200,
   // 93-96% in 512 x 8 packs) and a float32 block with packs in shared
   // memory (1024 x 64 values: rows of 65536 at 93% on an H100, clusters of
-  // 8 x 256 95-96%); and a CTA of more than 32 KB of x only when the rows
+  // 8 x 256 95-96%); and a CTA of more than 36 KB of x only when the rows
   // come near filling the SMs: with fewer, a cluster's CTAs read the row in
-  // parallel (one row, H200 and H100 sweeps: float32 19439 7.5 us in a
-  // block, 5.2 in a cluster of 4; float16 19487-28221 6.1-6.5 against
-  // 5.6-5.8 in clusters of 2), while up to 17-25 KB one block stays faster
-  // (bfloat16 12277: 5.2 us against 6.0 in a cluster of 2).
-  const bool big_cta = sh.packs_per_cta(p) * 16 > 32 * 1024 && p.rows * 2 < p.device->sm_count;
+  // parallel (one row, H200 and H100 sweeps: float32 19439 (76 KB) 7.5 us
+  // in a block, 5.2 in a cluster of 4; float16 19487-28221 (39-56 KB)
+  // 6.1-6.5 against 5.6-5.8 in clusters of 2), while up to 33 KB one block
+  // stays faster (bfloat16 12277: 5.2 us against 6.0 in a cluster of 2;
+  // float32 8337: 5.4 against 5.8).
+  const bool big_cta = sh.packs_per_cta(p) * 16 > 36 * 1024 && p.rows * 2 < p.device->sm_count;
   const bool block_first =
       sh.cluster == 1 && (size == 2 ? sh.block < 1024 : sh.held() == 0) && !big_cta;
   s.key[3] = small_block ? 1 : block_first ? 2 : sh.block < 1024 ? 1 : 0;
