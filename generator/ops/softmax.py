@@ -240,8 +240,8 @@ def slice_cols(d, held=False):
 # The default level: what the heuristic picks (runtime/src/softmax/rules.cpp:
 # values a thread near 32 in a block, 16 bytes x 8 in a cluster, 16 in the
 # backward; blocks of 128-512 threads; 1024 only for clusters of 16, the
-# longest rows), with the neighbours that fit rows between them.  Backward
-# clusters of half types are never picked; float64 keeps to blocks.
+# longest rows), with the neighbours that fit rows between them.  float64
+# keeps to blocks.
 SLICE_BLOCKS = (128, 256, 512)
 
 
@@ -258,7 +258,7 @@ def slice_default(backward, cluster):
             return not backward and d.short != "f64" and (
                 (c == regs and b == (1024 if d.size == 4 else 512)) or
                 (d.size == 2 and c == HELD_PACKS * max_pack(d) and b == 512))
-        if d.short == "f64" or (backward and d.size == 2):
+        if d.short == "f64":
             return False
         want = 16 if backward else 128 // d.size
         if not backward and c == HELD_PACKS * max_pack(d):  # rows of 1M: clusters of 16

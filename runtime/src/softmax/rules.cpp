@@ -153,15 +153,21 @@ bool supports_as(const VariantInfo& v, const Problem& p) {
 //     65536: 64 values 76%, 32 values 65%), 16 in the backward (y and dy);
 //     then the smallest block (float32 backward 32768: clusters of 128
 //     threads 98%, of 512 93%).
-//     Among the forward's clusters, blocks of 256 threads first (H100, 256 MiB, bench/
+//     Among clusters, blocks of 256 threads first (the backward's too:
+//     float32 rows of 32768 in 8 x 256 99% on an H200, 96% in 16 x 128,
+//     even on an H100; forward: H100, 256 MiB, bench/
 //     NOTES.md slice v2: float16 and bfloat16 rows of 32768 in 2 x 256
 //     threads 89-92% against 89% in 4 x 128; 50257 in 4 x 256 84-86%
 //     against 84% in 8 x 128; 131072 in 8 x 256 85-87% against 84-85% in
 //     16 x 128; float32 50257 in 8 x 256 83% against 79% in 16 x 128).
-// The half types' backward keeps to one block: in clusters it ran at
-// 50-57% where the uncached tier reaches 84-88% (bfloat16 32768).  (Their
-// log_softmax ran at 63-66% in clusters while 8 packs a thread spilled; at
-// 77-89% since, against 64-80% in the smem and uncached tiers.)
+// The half types' backward once kept to one block (in clusters it ran at
+// 50-57% where the uncached tier reached 84-88%, bfloat16 32768, H100);
+// since, its clusters lead there on both GPUs (kgen-bench softmax_backward
+// --variants, 256 MiB, bench/NOTES.md slice v3): float16 rows of 32768 in
+// 8 x 256 threads 88 / 95% of copy (plain / log) on an H100 against 80 /
+// 75% in the smem tier, 79 / 87% on an H200 against 64 / 60%; 65536 in
+// clusters of 256-512 threads 81-91% / 72-81% against 65-76% / 69-78%
+// uncached.
 template <class Params>
 Score slice_heuristic(const Params& q, const Problem& p) {
   const int size = dtype_size(p.dtype);
@@ -170,7 +176,10 @@ Score slice_heuristic(const Params& q, const Problem& p) {
   // (few rows excepted: a block a row leaves most SMs idle, and a cluster
   // of 16 took 11 us where the uncached tier took 97, float16 log_softmax
   // of one row of 340885)
-  if (size == 2 && sh.cluster > 1 && bwd && p.rows >= p.device->sm_count) return Score::reject();
+  // The half types' log backward past 65536 values: the uncached tier's
+  // first pass reads dy alone (H200: 131072 in 16 x 512 threads 65% of
+  // copy, 75% uncached; 262144 58% against 75%; H100 even at 131072)
+  if (size == 2 && bwd && p.log && sh.cluster > 1 && p.cols > 65536) return Score::reject();
   // Packs in shared memory (rows of 524289-1048576 values in clusters of
   // 16): when the clusters give every SM a CTA; fewer rows are the split
   // tier's.  H100, kgen-bench --variants (bench/NOTES.md held v1): 64
@@ -235,8 +244,7 @@ Score slice_heuristic(const Params& q, const Problem& p) {
       sh.cluster == 1 && (size == 2 ? sh.block < 1024 : sh.held() == 0) && !big_cta;
   s.key[3] = small_block ? 1 : block_first ? 2 : sh.block < 1024 ? 1 : 0;
   const int64_t pref = small_block ? 64 / size : bwd ? 16 : sh.cluster == 1 ? 32 : 128 / size;
-  const bool forward_cluster = sh.cluster > 1 && !bwd;
-  s.key[4] = -std::abs(sh.per_thread - pref) * 64 - (forward_cluster ? std::abs(sh.block - 256) : sh.block) / 128;
+  s.key[4] = -std::abs(sh.per_thread - pref) * 64 - (sh.cluster > 1 ? std::abs(sh.block - 256) : sh.block) / 128;
   return s;
 }
 
