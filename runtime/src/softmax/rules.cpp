@@ -153,9 +153,9 @@ bool supports_as(const VariantInfo& v, const Problem& p) {
 //     65536: 64 values 76%, 32 values 65%), 16 in the backward (y and dy);
 //     then the smallest block (float32 backward 32768: clusters of 128
 //     threads 98%, of 512 93%).
-//     Among clusters, blocks of 256 threads first (the backward's too:
-//     float32 rows of 32768 in 8 x 256 99% on an H200, 96% in 16 x 128,
-//     even on an H100; forward: H100, 256 MiB, bench/
+//     Among clusters, blocks of 256 threads first (the backward's too,
+//     slice v4: float32 rows of 32768 in 8 x 256 99% on an H200, 96% in
+//     16 x 128, even on an H100; forward: H100, 256 MiB, bench/
 //     NOTES.md slice v2: float16 and bfloat16 rows of 32768 in 2 x 256
 //     threads 89-92% against 89% in 4 x 128; 50257 in 4 x 256 84-86%
 //     against 84% in 8 x 128; 131072 in 8 x 256 85-87% against 84-85% in
@@ -163,7 +163,7 @@ bool supports_as(const VariantInfo& v, const Problem& p) {
 // The half types' backward once kept to one block (in clusters it ran at
 // 50-57% where the uncached tier reached 84-88%, bfloat16 32768, H100);
 // since, its clusters lead there on both GPUs (kgen-bench softmax_backward
-// --variants, 256 MiB, bench/NOTES.md slice v3): float16 rows of 32768 in
+// --variants, 256 MiB, bench/NOTES.md slice v4): float16 rows of 32768 in
 // 8 x 256 threads 88 / 95% of copy (plain / log) on an H100 against 80 /
 // 75% in the smem tier, 79 / 87% on an H200 against 64 / 60%; 65536 in
 // clusters of 256-512 threads 81-91% / 72-81% against 65-76% / 69-78%
@@ -173,9 +173,6 @@ Score slice_heuristic(const Params& q, const Problem& p) {
   const int size = dtype_size(p.dtype);
   const SliceShape sh = slice_shape(q);
   const bool bwd = backward(p);
-  // (few rows excepted: a block a row leaves most SMs idle, and a cluster
-  // of 16 took 11 us where the uncached tier took 97, float16 log_softmax
-  // of one row of 340885)
   // The half types' log backward past 65536 values: the uncached tier's
   // first pass reads dy alone (H200: 131072 in 16 x 512 threads 65% of
   // copy, 75% uncached; 262144 58% against 75%; H100 even at 131072)
