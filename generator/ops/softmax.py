@@ -239,9 +239,9 @@ def slice_cols(d, held=False):
 
 # The default level: what the heuristic picks (runtime/src/softmax/rules.cpp:
 # values a thread near 32 in a block, 16 bytes x 8 in a cluster, 16 in the
-# backward; blocks of 128-512 threads; 1024 only for clusters of 16, the
-# longest rows), with the neighbours that fit rows between them.  float64
-# keeps to blocks.
+# backward; blocks of 128-512 threads, and of 1024 for one forward row of
+# 16384-65536 (below); 1024 in clusters only of 16, the longest rows), with
+# the neighbours that fit rows between them.  float64 keeps to blocks.
 SLICE_BLOCKS = (128, 256, 512)
 
 
@@ -249,12 +249,12 @@ def slice_default(backward, cluster):
     def in_default(d, p):
         c, b = p["cols_per_thread"], p["block_size"]
         if not cluster:
-            if b in SLICE_BLOCKS and c in ((8, 16) if backward else (16, 32)) and c <= SLICE_PACKS[-1] * max_pack(d):
+            regs = SLICE_PACKS[-1] * max_pack(d)  # values a thread in registers at most
+            if b in SLICE_BLOCKS and c in ((8, 16) if backward else (16, 32)) and c <= regs:
                 return True
             # forward rows of 16384-65536 in one block: 8 packs a thread in
             # registers (float32 in 1024 threads, the half types in 512),
             # the half types' 16 with shared memory in 512 (rows of 65536)
-            regs = SLICE_PACKS[-1] * max_pack(d)
             return not backward and d.short != "f64" and (
                 (c == regs and b == (1024 if d.size == 4 else 512)) or
                 (d.size == 2 and c == HELD_PACKS * max_pack(d) and b == 512))
@@ -287,10 +287,10 @@ def small_block_default(backward):
 
 def slice_tiers(backward):
     pack = Param("pack_size", "p", lambda d: [max_pack(d)])
-    block_params = (pack, Param("cols_per_thread", "c", lambda d: slice_cols(d, held=not backward)),
-                    Param("block_size", "b", lambda d: SMALL_BLOCKS + BLOCKS))
-    cluster_params = (pack, Param("cols_per_thread", "c", lambda d: slice_cols(d, held=not backward)),
-                      Param("block_size", "b", lambda d: BLOCKS), Param("cluster_size", "k", lambda d: CLUSTERS))
+    cols = Param("cols_per_thread", "c", lambda d: slice_cols(d, held=not backward))
+    block_params = (pack, cols, Param("block_size", "b", lambda d: SMALL_BLOCKS + BLOCKS))
+    cluster_params = (pack, cols, Param("block_size", "b", lambda d: BLOCKS),
+                      Param("cluster_size", "k", lambda d: CLUSTERS))
     return (
         Tier(name="block", template="softmax_slice.cu.j2", params=block_params, valid=slice_valid(backward, False),
              in_default=small_block_default(backward), fixed=(("cluster_size", 1),)),

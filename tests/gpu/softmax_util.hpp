@@ -82,6 +82,7 @@ struct VariantFacts {
   Tier tier;
   int pack_size, cols_per_thread, group_width, padding, col_lanes, axis_per_thread;
   bool backward;  // of the softmax_backward family
+  int block_size;
 
   // row tiers run inner == 1 only; the strided ones, generic and the split
   // any inner
@@ -116,7 +117,7 @@ VariantFacts facts_of(const kgen::VariantInfo* v) {
   }
   return {v->name,       tier,      p.pack_size,   p.cols_per_thread,
           p.group_width, p.padding, p.col_lanes,   p.axis_per_thread,
-          std::is_same<Params, kgen::gen::SoftmaxBackwardParams>::value};
+          std::is_same<Params, kgen::gen::SoftmaxBackwardParams>::value, p.block_size};
 }
 
 // Every compiled variant of the family (softmax or softmax_backward) and dtype.

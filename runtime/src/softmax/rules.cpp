@@ -146,8 +146,9 @@ bool supports_as(const VariantInfo& v, const Problem& p) {
 //  3. one block (float32 16384: 96% against 92% in clusters; float32
 //     32768: 91% in a block of 1024, 81-91% in clusters, and on an H200,
 //     bench/NOTES.md slice v3, 94-95% against 84-88%; half types 65536 in
-//     512 threads x 16 packs, 8 of them in shared memory: 90-95% against
-//     82-92% in clusters, H100 and H200), then clusters of at most 512
+//     512 threads x 16 packs, 8 of them in shared memory: 89-92% against
+//     80-86% in clusters on an H200, 94-96% against 89-93% on an H100),
+//     then clusters of at most 512
 //     threads, then of 1024 (54-76%);
 //  4. values a thread near 32 in a block, 16 bytes x 8 in a cluster (bfloat16
 //     65536: 64 values 76%, 32 values 65%), 16 in the backward (y and dy);
@@ -166,8 +167,8 @@ bool supports_as(const VariantInfo& v, const Problem& p) {
 // --variants, 256 MiB, bench/NOTES.md slice v4): float16 rows of 32768 in
 // 8 x 256 threads 88 / 95% of copy (plain / log) on an H100 against 80 /
 // 75% in the smem tier, 79 / 87% on an H200 against 64 / 60%; 65536 in
-// clusters of 256-512 threads 81-91% / 72-81% against 65-76% / 69-78%
-// uncached.
+// clusters of 256-512 threads 81-91% on an H100 and 72-81% on an H200
+// against 65-76% and 69-78% uncached.
 template <class Params>
 Score slice_heuristic(const Params& q, const Problem& p) {
   const int size = dtype_size(p.dtype);

@@ -640,7 +640,7 @@ cudaError_t launch_split(const void* problem, cudaStream_t stream) {
   const T* x = static_cast<const T*>(p.x);
   T* y = static_cast<T*>(p.y);
   auto* partial = static_cast<Online<compute_t<T>>*>(p.workspace);
-  if (p.inner > 1) {  // a dim that is not the last (forward only)
+  if (p.inner > 1) {  // a dim that is not the last
     strided_split_partial_kernel<T, B><<<grid, B, 0, stream>>>(x, p.cols, p.inner, parts, partial);
     const cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess) return err;
