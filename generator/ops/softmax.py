@@ -252,6 +252,8 @@ def slice_default(backward, cluster):
             regs = SLICE_PACKS[-1] * max_pack(d)  # values a thread in registers at most
             if b in SLICE_BLOCKS and c in ((8, 16) if backward else (16, 32)) and c <= regs:
                 return True
+            if backward:  # the half types' rows of 16384 in 1024 x 16 values
+                return d.size == 2 and c == 16 and b == 1024
             # forward rows of 16384-65536 in one block: 8 packs a thread in
             # registers (float32 in 1024 threads, the half types in 512),
             # the half types' 16 with shared memory in 512 (rows of 65536)

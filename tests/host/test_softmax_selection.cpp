@@ -632,6 +632,10 @@ TEST_CASE("backward rows: in blocks then clusters, the half types' log mode past
   CHECK(tier_of(KGEN_FLOAT32, 2048, 32768) == SoftmaxTier::cluster);
   CHECK(tier_of(KGEN_FLOAT32, 512, 131072) == SoftmaxTier::cluster);
   CHECK(tier_of(KGEN_BFLOAT16, 4096, 4096) == SoftmaxTier::block);
+  // half-type rows of 16384 in one block of 1024 x 16 values (95-101% of
+  // copy in --variants, clusters of 4 x 256 81-88%; H100 and H200)
+  CHECK(tier_of(KGEN_FLOAT16, 8192, 16384) == SoftmaxTier::block);
+  CHECK(tier_of(KGEN_BFLOAT16, 8192, 16384) == SoftmaxTier::block);
   // half-type clusters of 256 threads: float16 32768 88 / 95% of copy on an
   // H100 against 80 / 75% in the smem tier, 79 / 87% on an H200 against 64
   // / 60% (plain / log)

@@ -226,9 +226,10 @@ Score slice_heuristic(const Params& q, const Problem& p) {
   s.key[2] = std::min<int64_t>(8, p.rows * sh.cluster * 8 / std::max(1, p.device->sm_count));
   // (small blocks below one of 128-512 threads that holds the row as well:
   // float32 log_softmax of 1999 102% in 128 x 16 values, 97% in 64 x 32)
-  // A block that holds the row first, except a half-type block of 1024
-  // threads (4 packs a thread: rows of 32768 at 74-80% of copy on an H200,
-  // 93-96% in 512 x 8 packs) and a float32 block with packs in shared
+  // A block that holds the row first, except a half-type forward block of
+  // 1024 threads (4 packs a thread: rows of 32768 at 74-80% of copy on an
+  // H200, 93-96% in 512 x 8 packs; the backward's 1024 x 16 values hold
+  // rows of 16384 at 95-101%, clusters of 4 x 256 81-88%, both GPUs) and a float32 block with packs in shared
   // memory (1024 x 64 values: rows of 65536 at 93% on an H100, clusters of
   // 8 x 256 95-96%); and a CTA of more than 36 KB of x only when the rows
   // come near filling the SMs: with fewer, a cluster's CTAs read the row in
@@ -239,7 +240,7 @@ Score slice_heuristic(const Params& q, const Problem& p) {
   // float32 8337: 5.4 against 5.8).
   const bool big_cta = sh.packs_per_cta(p) * 16 > 36 * 1024 && p.rows * 2 < p.device->sm_count;
   const bool block_first =
-      sh.cluster == 1 && (size == 2 ? sh.block < 1024 : sh.held() == 0) && !big_cta;
+      sh.cluster == 1 && (size == 2 && !bwd ? sh.block < 1024 : sh.held() == 0) && !big_cta;
   s.key[3] = small_block ? 1 : block_first ? 2 : sh.block < 1024 ? 1 : 0;
   const int64_t pref = small_block ? 64 / size : bwd ? 16 : sh.cluster == 1 ? 32 : 128 / size;
   s.key[4] = -std::abs(sh.per_thread - pref) * 64 - (sh.cluster > 1 ? std::abs(sh.block - 256) : sh.block) / 128;
