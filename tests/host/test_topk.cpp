@@ -2,6 +2,7 @@
 // capability, selection and workspace plans on a described device.  Written
 // against properties (tier, capacity, pack), not names, so it holds at every
 // build level.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -166,6 +167,18 @@ TEST_CASE("selection: few long rows go to the multi-block select, misaligned row
     const Picked off = pick(d, 1, int64_t{1} << 20, 64, kgen_dtype_size(d));
     CHECK(off.p.pack_size == 1);
   }
+}
+
+TEST_CASE("selection among the default set: a block a row for few short rows, any length",
+          "[topk][select][default-set]") {
+  for (kgen_dtype_t d : kDtypes)
+    for (int64_t batch : {1, 4, 49})
+      for (int64_t n : {1, 11, 64, 67, 2048, 4096}) {
+        const Picked few = pick(d, batch, n, std::min<int64_t>(n, 3));
+        INFO(few.v->name << " batch " << batch << " n " << n);
+        CHECK(few.p.tier == TopkTier::block);
+        CHECK(few.plan.bytes == 0);
+      }
 }
 
 TEST_CASE("selection among the default set: queue or block for many short rows", "[topk][select][default-set]") {

@@ -43,6 +43,14 @@ bool supports(const VariantInfo& v, const void* problem) {
   }
 }
 
+// Rows up to this many elements take a block a row however few they are:
+// the multi-block select costs 8 launches or so (17-36 us for rows of
+// 1-2048 in the sweeps at c74ef51, H100 and H200, against 5-16 us for
+// torch.topk), one block a row one.  The bound is a guess between one
+// block's row of 4096 (about 9 us a block in the 4096 x 4096 runs, with
+// every SM busy) and the multi select's fixed cost; to be measured.
+constexpr int64_t kBlockAloneRow = 4096;
+
 Score heuristic(const VariantInfo& v, const void* problem) {
   const Problem& p = *static_cast<const Problem*>(problem);
   const Params& q = *static_cast<const Params*>(v.params);
@@ -63,7 +71,7 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       s.key[1] = -q.capacity;
       break;
     case Tier::block:
-      if (!rows_fill_blocks) return Score::reject();
+      if (!rows_fill_blocks && p.n > kBlockAloneRow) return Score::reject();
       s.key[0] = 2;
       s.key[1] = -(int64_t{q.block_size} * q.items);  // the tightest row capacity
       s.key[2] = q.radix;
