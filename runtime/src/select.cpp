@@ -70,16 +70,90 @@ Selection best_of(const std::vector<const VariantInfo*>& candidates, const Devic
   return {generic, Source::generic};
 }
 
+bool ProblemKey::operator==(const ProblemKey& o) const {
+  if (n != o.n || overflow || o.overflow) return false;
+  for (int i = 0; i < n; ++i)
+    if (w[i] != o.w[i]) return false;
+  return true;
+}
+
+namespace {
+
+// One cached choice.  The device is compared by the fields selection
+// reads (a described device in the host tests may reuse an ordinal).
+struct CachedChoice {
+  const VariantInfo* variant = nullptr;
+  Source source = Source::generic;
+  const tuning::Database* db = nullptr;
+  int family = -1, element = 0;
+  int ordinal = -1, code_arch = 0, sm_count = 0, max_threads_per_sm = 0;
+  std::size_t smem_per_block_optin = 0, smem_per_sm = 0;
+  ProblemKey key;
+  bool same_device(const DeviceInfo& d) const {
+    return ordinal == d.ordinal && code_arch == d.code_arch && sm_count == d.sm_count &&
+           max_threads_per_sm == d.max_threads_per_sm && smem_per_block_optin == d.smem_per_block_optin &&
+           smem_per_sm == d.smem_per_sm;
+  }
+};
+constexpr int kCachedChoices = 64;  // per thread, direct-mapped
+
+uint64_t slot_hash(int family, int element, int ordinal, const ProblemKey& k) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over the words
+  auto mix = [&](uint64_t v) {
+    for (int b = 0; b < 8; ++b) {
+      h ^= (v >> (8 * b)) & 0xFF;
+      h *= 1099511628211ull;
+    }
+  };
+  mix(static_cast<uint64_t>(family));
+  mix(static_cast<uint64_t>(element));
+  mix(static_cast<uint64_t>(ordinal));
+  for (int i = 0; i < k.n; ++i) mix(static_cast<uint64_t>(k.w[i]));
+  return h;
+}
+
+}  // namespace
+
+Selection select_cached(Family family, int element, const DeviceInfo& device, const void* problem,
+                        ScoreFn heuristic, KeyFn key_fn) {
+  ProblemKey key;
+  if (!key_fn || !key_fn(problem, &key) || key.overflow)
+    return select_variant(family, element, device, problem, heuristic);
+  const tuning::Database* db = active_database(device);
+  thread_local CachedChoice cache[kCachedChoices];
+  CachedChoice& c = cache[slot_hash(static_cast<int>(family), element, device.ordinal, key) % kCachedChoices];
+  if (c.variant && c.family == static_cast<int>(family) && c.element == element && c.db == db &&
+      c.same_device(device) && c.key == key && runs_on(*c.variant, device) &&
+      c.variant->supports(*c.variant, problem))
+    return {c.variant, c.source};
+  const Selection s = select_from(db, family, element, device, problem, heuristic);
+  if (s.variant) {
+    c.variant = s.variant;
+    c.source = s.source;
+    c.db = db;
+    c.family = static_cast<int>(family);
+    c.element = element;
+    c.ordinal = device.ordinal;
+    c.code_arch = device.code_arch;
+    c.sm_count = device.sm_count;
+    c.max_threads_per_sm = device.max_threads_per_sm;
+    c.smem_per_block_optin = device.smem_per_block_optin;
+    c.smem_per_sm = device.smem_per_sm;
+    c.key = key;
+  }
+  return s;
+}
+
 kgen_status_t choose_variant(const VariantInfo* named, Family family, int element,
                              const DeviceInfo& device, const void* problem, ScoreFn heuristic,
-                             DescribeFn describe, const VariantInfo** chosen) {
+                             DescribeFn describe, const VariantInfo** chosen, KeyFn key) {
   if (named && !runs_on(*named, device)) {
     *chosen = nullptr;
     return fail(KGEN_ERROR_UNSUPPORTED,
                 "variant: '%s' needs sm_%d or later, but %s runs this library's sm_%d code", named->name,
                 named->min_arch, device.name[0] ? device.name : "the device", device.code_arch);
   }
-  *chosen = named ? named : select_variant(family, element, device, problem, heuristic).variant;
+  *chosen = named ? named : select_cached(family, element, device, problem, heuristic, key).variant;
   if (*chosen && (!named || named->supports(*named, problem))) return KGEN_OK;
   char text[160];
   describe(problem, text, sizeof text);

@@ -67,6 +67,33 @@ Selection best_of(const std::vector<const VariantInfo*>& candidates, const Devic
 // error messages; called only on failure.
 using DescribeFn = void (*)(const void* problem, char* text, int size);
 
+// A problem's class for the selection cache: every field that the
+// family's supports() and heuristic read, pointers as their address mod 16
+// (no rule looks past 16-byte alignment).  Two problems of one key get the
+// same variant; the cache still asks the variant's supports() of the real
+// problem before reusing it (capability is never cached, only preference).
+struct ProblemKey {
+  static constexpr int kWords = 16;
+  int64_t w[kWords] = {};
+  int n = 0;
+  bool overflow = false;
+  void add(int64_t v) {
+    if (n < kWords) w[n++] = v;
+    else overflow = true;
+  }
+  void add_address(const void* p) { add(p ? static_cast<int64_t>(reinterpret_cast<uintptr_t>(p) % 16) : -1); }
+  bool operator==(const ProblemKey& o) const;
+};
+// Fills `key` for a problem; false: not cacheable (selected every time).
+using KeyFn = bool (*)(const void* problem, ProblemKey* key);
+
+// select_variant through a per-thread cache keyed by (family, element,
+// device, database, key): a repeated problem class skips the scoring of
+// every compiled variant (0.9 us a softmax call on a 2-core host).  key
+// null: no cache.
+Selection select_cached(Family family, int element, const DeviceInfo& device, const void* problem,
+                        ScoreFn heuristic, KeyFn key);
+
 // Every entry point's last step before launching: the named variant if
 // there is one (an error naming `variant` and the problem when it cannot run
 // it, or naming the arch when the device does not run its code), else
@@ -74,7 +101,7 @@ using DescribeFn = void (*)(const void* problem, char* text, int size);
 // generic variant of this element is compiled in).
 kgen_status_t choose_variant(const VariantInfo* named, Family family, int element,
                              const DeviceInfo& device, const void* problem, ScoreFn heuristic,
-                             DescribeFn describe, const VariantInfo** chosen);
+                             DescribeFn describe, const VariantInfo** chosen, KeyFn key = nullptr);
 
 // A problem that needs no kernel: `bytes` copied from src to dst as they are
 // (a permute or an expand that moves nothing).

@@ -2,6 +2,8 @@
 // Written against properties (tier, pack width, fit), not names, so it holds
 // at every build level.
 #include <algorithm>
+#include <random>
+#include <vector>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -741,4 +743,42 @@ TEST_CASE("rows whose y is off x's 16-byte alignment rank blocks and clusters be
       CHECK((same.p.tier == SoftmaxTier::block || same.p.tier == SoftmaxTier::cluster));
     }
   }
+}
+
+TEST_CASE("the selection cache gives what selection gives, problem after problem", "[selection][cache]") {
+  // random problems of few distinct classes, so that the per-thread cache
+  // both hits and evicts: every answer must equal a fresh selection's
+  std::mt19937_64 g(7);
+  auto pick_of = [&](std::initializer_list<int64_t> xs) {
+    std::vector<int64_t> v(xs);
+    return v[g() % v.size()];
+  };
+  const kgen::DeviceInfo devices[2] = {h100(), no_clusters()};
+  kgen::softmax::Mask mask{KGEN_MASK_BOOL, nullptr, 0.5, 4, 64, 0, 0, 64, false, false};
+  int hits_checked = 0;
+  for (int i = 0; i < 4000; ++i) {
+    const kgen::DeviceInfo& dev = devices[g() % 2];
+    const kgen_dtype_t d = static_cast<kgen_dtype_t>(pick_of({KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16}));
+    const bool bwd = g() % 4 == 0, masked = !bwd && g() % 4 == 0;
+    kgen::softmax::Problem p = dim_problem(d, pick_of({1, 3, 64, 1000}), pick_of({7, 64, 1000, 4096, 32768, 50257}),
+                                           masked ? 1 : pick_of({1, 1, 3, 64}), bwd, dev, 2 * (g() % 3));
+    p.log = g() % 2;
+    p.y = const_cast<void*>(addr((1u << 20) + 2 * (g() % 3)));
+    if (masked) {
+      mask.data = addr((3u << 20) + 2 * (g() % 2));
+      mask.kind = g() % 2 ? KGEN_MASK_BOOL : KGEN_MASK_ADDITIVE;
+      mask.queries = p.rows;
+      mask.query_stride = p.cols;
+      p.mask = &mask;
+    }
+    const kgen::Family f = bwd ? kgen::Family::softmax_backward : kgen::Family::softmax;
+    const auto fresh = kgen::select_variant(f, d, dev, &p, &kgen::softmax::heuristic);
+    const auto cached = kgen::select_cached(f, d, dev, &p, &kgen::softmax::heuristic, &kgen::softmax::selection_key);
+    const auto again = kgen::select_cached(f, d, dev, &p, &kgen::softmax::heuristic, &kgen::softmax::selection_key);
+    INFO("problem " << i << ": " << (fresh.variant ? fresh.variant->name : "none"));
+    CHECK(cached.variant == fresh.variant);
+    CHECK(again.variant == fresh.variant);
+    hits_checked += again.variant != nullptr;
+  }
+  CHECK(hits_checked > 3000);
 }

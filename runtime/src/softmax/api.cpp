@@ -138,7 +138,7 @@ kgen_status_t choose(const VariantInfo* named, Family family, bool check_pointer
     KGEN_TRY(check_device_pointer(p->y, *p->device, bwd ? "dx" : "y"));
     if (p->mask && p->mask->data) KGEN_TRY(check_device_pointer(p->mask->data, *p->device, "mask"));
   }
-  return choose_variant(named, family, p->dtype, *p->device, p, &heuristic, &describe, chosen);
+  return choose_variant(named, family, p->dtype, *p->device, p, &heuristic, &describe, chosen, &selection_key);
 }
 
 // The caller's workspace, when the chosen variant needs `need` bytes: large

@@ -40,6 +40,9 @@ struct Problem {
 
 inline bool backward(const Problem& p) { return p.dy != nullptr; }
 
+// The selection cache's key of a Problem (select.hpp's KeyFn; rules.cpp).
+bool selection_key(const void* problem, ProblemKey* key);
+
 // Bytes one element takes in the smem tier's row cache: the forward keeps x
 // in its own dtype, the masked forward keeps scale * x + mask in the compute
 // type (so that half inputs are not rounded after scaling), the backward

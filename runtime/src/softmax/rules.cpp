@@ -514,6 +514,31 @@ constexpr int64_t kWarpCapacities[] = {1, 2, 4, 8, 16, 32, 64, 96, 128, 192, 256
 // wave of blocks) apart.  The
 // strided layout by factor-4 classes of the axis and of inner (the register
 // tile's fit and the block's warps), problems of few columns apart.
+// Every field the tiers' supports() and the heuristic read, pointers mod 16
+// (the generated supports() and the rules above look at alignment and at
+// the congruence of x and y, never past 16 bytes).
+bool selection_key(const void* problem, ProblemKey* key) {
+  const Problem& p = *static_cast<const Problem*>(problem);
+  key->add(p.log);
+  key->add(p.rows);
+  key->add(p.cols);
+  key->add(p.inner);
+  key->add_address(p.x);
+  key->add_address(p.y);
+  key->add_address(p.dy);
+  if (const Mask* m = p.mask) {
+    key->add(m->kind);
+    key->add_address(m->data);
+    key->add(m->heads);
+    key->add(m->queries);
+    key->add(m->batch_stride);
+    key->add(m->head_stride);
+    key->add(m->query_stride);
+    key->add(int64_t{m->causal} | int64_t{m->safe} << 1);
+  }
+  return true;
+}
+
 void bucket(const void* problem, char* out, int size) {
   const Problem& p = *static_cast<const Problem*>(problem);
   using tuning::log2_class;
