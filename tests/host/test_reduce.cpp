@@ -2,6 +2,7 @@
 // capability, selection and launch plans on a described device.  Written
 // against properties (tier, pack width, splits), not names, so it holds at
 // every build level.
+#include <random>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -279,6 +280,28 @@ TEST_CASE("col tiles: 8 rows of threads a block, then 256 threads", "[reduce][se
       CHECK((s.p.tier == ReduceTier::col || s.p.tier == ReduceTier::col_thread));
       if (s.p.tier == ReduceTier::col) CHECK(s.p.block_size / s.p.lanes == 8);
       CHECK(s.p.pack_size * elem(d) == 16);
+    }
+  }
+}
+
+TEST_CASE("the reduce selection cache gives what selection gives", "[reduce][select][cache]") {
+  std::mt19937_64 g(11);
+  auto one_of = [&](std::initializer_list<int64_t> xs) { return *(xs.begin() + g() % xs.size()); };
+  static const kgen::DeviceInfo dev;
+  const kgen_reduce_op_t ops[] = {KGEN_REDUCE_SUM, KGEN_REDUCE_MAX, KGEN_REDUCE_ARGMAX, KGEN_REDUCE_MEAN};
+  for (int i = 0; i < 3000; ++i) {
+    const kgen_dtype_t d = kDtypes[g() % 5];
+    const kgen_reduce_op_t op = ops[g() % 4];
+    if (op == KGEN_REDUCE_MEAN && d == KGEN_INT32) continue;
+    kgen::reduce::Problem p{op, d, one_of({1, 3, 64, 4096}), one_of({1, 7, 512, 65536, 1 << 22}),
+                            one_of({1, 1, 3, 64, 1024}), addr(4 * (g() % 4)), const_cast<void*>(addr(1u << 30)),
+                            nullptr, 0, &dev};
+    const auto fresh = kgen::select_variant(kgen::Family::reduce, d, dev, &p, &kgen::reduce::heuristic);
+    for (int again = 0; again < 2; ++again) {
+      const auto cached =
+          kgen::select_cached(kgen::Family::reduce, d, dev, &p, &kgen::reduce::heuristic, &kgen::reduce::selection_key);
+      INFO("problem " << i << ": " << (fresh.variant ? fresh.variant->name : "none"));
+      CHECK(cached.variant == fresh.variant);
     }
   }
 }

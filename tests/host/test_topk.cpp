@@ -3,6 +3,7 @@
 // against properties (tier, capacity, pack), not names, so it holds at every
 // build level.
 #include <algorithm>
+#include <random>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -211,4 +212,24 @@ TEST_CASE("the multi-block plan: aligned, disjoint regions sized for the batch",
   CHECK(pl.bytes >= pl.cand_at + pl.cand);
   // short rows: a candidate list of the whole row at most
   CHECK(kgen::topk::multi_candidates(problem(KGEN_FLOAT32, 1, 1000, 10)) == 1000);
+}
+
+TEST_CASE("the top-k selection cache gives what selection gives", "[topk][select][cache]") {
+  std::mt19937_64 g(13);
+  auto one_of = [&](std::initializer_list<int64_t> xs) { return *(xs.begin() + g() % xs.size()); };
+  for (int i = 0; i < 3000; ++i) {
+    const kgen_dtype_t d = kDtypes[g() % (sizeof(kDtypes) / sizeof(kDtypes[0]))];
+    const int64_t n = one_of({1, 11, 64, 1024, 4096, 32768, 1 << 20});
+    kgen::topk::Problem p = problem(d, one_of({1, 4, 64, 16384}), n, std::min<int64_t>(n, one_of({1, 8, 100, 2048})),
+                                    kgen_dtype_size(d) * (g() % 3));
+    p.largest = g() % 2;
+    p.sorted = g() % 2;
+    const auto fresh = kgen::select_variant(kgen::Family::topk, d, h100(), &p, &kgen::topk::heuristic);
+    for (int again = 0; again < 2; ++again) {
+      const auto cached =
+          kgen::select_cached(kgen::Family::topk, d, h100(), &p, &kgen::topk::heuristic, &kgen::topk::selection_key);
+      INFO("problem " << i << ": " << (fresh.variant ? fresh.variant->name : "none"));
+      CHECK(cached.variant == fresh.variant);
+    }
+  }
 }

@@ -80,7 +80,8 @@ kgen_status_t choose(const VariantInfo* named, bool check_pointers, Problem* p,
     if (p->outer * p->reduce * p->inner > 0) KGEN_TRY(check_device_pointer(p->x, *p->device, "x"));
     KGEN_TRY(check_device_pointer(p->out, *p->device, "out"));
   }
-  return choose_variant(named, Family::reduce, p->dtype, *p->device, p, &heuristic, &describe, chosen);
+  return choose_variant(named, Family::reduce, p->dtype, *p->device, p, &heuristic, &describe, chosen,
+                        &selection_key);
 }
 
 kgen_status_t run(const char* variant, kgen_reduce_op_t op, kgen_dtype_t dtype, int64_t outer,

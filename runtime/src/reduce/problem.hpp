@@ -97,6 +97,9 @@ bool supports(const VariantInfo& v, const void* problem);
 Score heuristic(const VariantInfo& v, const void* problem);
 // The tuning bucket of a problem (runtime/src/tuning/bucket.hpp).
 void bucket(const void* problem, char* out, int size);
+// The selection cache's key (select.hpp's KeyFn): every field supports()
+// and the heuristic read, pointers mod 16.
+bool selection_key(const void* problem, ProblemKey* key);
 // The plan of variant v for problem p (its workspace size in .bytes).
 Plan plan_for(const VariantInfo& v, const Problem& p);
 

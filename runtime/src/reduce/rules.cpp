@@ -191,5 +191,16 @@ void bucket(const void* problem, char* out, int size) {
                   (log2_class(p.inner) + 1) / 2);
 }
 
+bool selection_key(const void* problem, ProblemKey* key) {
+  const Problem& p = *static_cast<const Problem*>(problem);
+  key->add(p.op);
+  key->add(p.outer);
+  key->add(p.reduce);
+  key->add(p.inner);
+  key->add_address(p.x);
+  key->add_address(p.out);
+  return true;
+}
+
 }  // namespace reduce
 }  // namespace kgen

@@ -71,7 +71,8 @@ void describe(const void* problem, char* text, int size) {
 }
 
 kgen_status_t choose(const VariantInfo* named, Problem* p, const VariantInfo** chosen) {
-  return choose_variant(named, Family::topk, p->dtype, *p->device, p, &heuristic, &describe, chosen);
+  return choose_variant(named, Family::topk, p->dtype, *p->device, p, &heuristic, &describe, chosen,
+                        &selection_key);
 }
 
 kgen_status_t run(const char* variant, kgen_dtype_t dtype, int64_t batch, int64_t n, int64_t k,

@@ -108,5 +108,17 @@ void bucket(const void* problem, char* out, int size) {
   std::snprintf(out, size, "b%d_n%d_k%d", batch, log2_class(p.n), (log2_class(p.k) + 1) / 2);
 }
 
+bool selection_key(const void* problem, ProblemKey* key) {
+  const Problem& p = *static_cast<const Problem*>(problem);
+  key->add(p.batch);
+  key->add(p.n);
+  key->add(p.k);
+  key->add(int64_t{p.largest} | int64_t{p.sorted} << 1);
+  key->add_address(p.x);
+  key->add_address(p.values);
+  key->add_address(p.indices);
+  return true;
+}
+
 }  // namespace topk
 }  // namespace kgen
