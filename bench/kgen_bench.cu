@@ -19,7 +19,7 @@
 //                      [--reps 30] [--variants] [--md FILE] [--csv FILE]
 //   kgen-bench expand  [--dtypes f32,f16] [--reps 30] [--variants] [--md FILE] [--csv FILE]
 //   kgen-bench where   [--dtypes f32,f16] [--reps 30] [--variants] [--md FILE] [--csv FILE]
-//   kgen-bench topk    [--dtypes f32,f16] [--torch TIMES.csv] [--reps 30] [--variants] [--md FILE] [--csv FILE]
+//   kgen-bench topk    [--dtypes f32,f16] [--shapes BATCHxNxK,...] [--torch TIMES.csv] [--reps 30] [--variants] [--md FILE] [--csv FILE]
 //   kgen-bench host    [--calls 256] [--batches 201] [--md FILE]
 //                      (host time a call of each family on a tiny tensor, beside
 //                      an empty kernel launch and a cudaMemsetAsync; bench/host_cost.cu)
@@ -341,6 +341,24 @@ const DimShape kDimShapes[] = {
     {256, 2048, 7 * 7},  {16, 19, 512 * 512}, {8, 8192, 64},
 };
 
+// --shapes: comma-separated AxBxC triples of positive integers, each made
+// into a shape by `make`; false (after a message naming the bad one) if any
+// is malformed.
+template <class Shape, class Make>
+bool parse_triples(const std::string& list, const char* form, std::vector<Shape>& out, Make make) {
+  out.clear();
+  for (const std::string& t : split(list)) {
+    long long v[3];
+    if (std::sscanf(t.c_str(), "%lldx%lldx%lld", &v[0], &v[1], &v[2]) != 3 || v[0] < 1 || v[1] < 1 || v[2] < 1) {
+      std::fprintf(stderr, "--shapes: %s is not %s\n", t.c_str(), form);
+      return false;
+    }
+    const int64_t w[3] = {v[0], v[1], v[2]};
+    out.push_back(make(w));
+  }
+  return true;
+}
+
 // ops: softmax, log_softmax (read x, write y) and softmax_backward,
 // log_softmax_backward (read y and dy, write dx) over dim 1.
 int bench_softmax_dim(const Options& o) {
@@ -348,19 +366,10 @@ int bench_softmax_dim(const Options& o) {
   const std::vector<std::string> ops = {"softmax", "log_softmax", "softmax_backward", "log_softmax_backward"};
   if (!known_ops(o.ops, ops)) return 2;
   std::vector<DimShape> shapes(std::begin(kDimShapes), std::end(kDimShapes));
-  if (!o.shapes.empty()) {
-    shapes.clear();
-    for (const std::string& t : split(o.shapes)) {
-      DimShape d{};
-      if (std::sscanf(t.c_str(), "%lldx%lldx%lld", reinterpret_cast<long long*>(&d.outer),
-                      reinterpret_cast<long long*>(&d.axis), reinterpret_cast<long long*>(&d.inner)) != 3 ||
-          d.outer < 1 || d.axis < 1 || d.inner < 1) {
-        std::fprintf(stderr, "--shapes: %s is not OUTERxAXISxINNER\n", t.c_str());
-        return 2;
-      }
-      shapes.push_back(d);
-    }
-  }
+  if (!o.shapes.empty() && !parse_triples(o.shapes, "OUTERxAXISxINNER", shapes, [](const int64_t* v) {
+        return DimShape{v[0], v[1], v[2]};
+      }))
+    return 2;
   for (const std::string& dname : dtypes_or(o, {"f32", "f16", "bf16"}))
     for (const DimShape& s : shapes) {
       const std::string dims = std::to_string(s.outer) + "," + std::to_string(s.axis) + "," + std::to_string(s.inner);
@@ -521,8 +530,12 @@ double torch_time(const std::string& file, const std::string& dname, const TopkS
 
 int bench_topk(const Options& o) {
   Run run("topk", "the input bytes (read x once; sorted=True, largest=True)");
+  std::vector<TopkShape> shapes(std::begin(kTopkShapes), std::end(kTopkShapes));
+  if (!o.shapes.empty() &&
+      !parse_triples(o.shapes, "BATCHxNxK", shapes, [](const int64_t* v) { return TopkShape{v[0], v[1], v[2]}; }))
+    return 2;
   for (const std::string& dname : dtypes_or(o, {"f32", "f16"}))
-    for (const TopkShape& s : kTopkShapes) {
+    for (const TopkShape& s : shapes) {
       const std::string shape =
           "(" + std::to_string(s.batch) + "," + std::to_string(s.n) + "," + std::to_string(s.k) + ")";
       const auto c = make(run, "topk", dname,
@@ -553,7 +566,8 @@ int usage() {
                "                          [--reps 30] [--variants] [--md FILE] [--csv FILE]\n"
                "       kgen-bench expand  [--dtypes f32,f16] [--reps 30] [--variants] [--md FILE] [--csv FILE]\n"
                "       kgen-bench where   [--dtypes f32,f16] [--reps 30] [--variants] [--md FILE] [--csv FILE]\n"
-               "       kgen-bench topk    [--dtypes f32,f16] [--torch TIMES.csv] [--reps 30] [--variants]\n"
+               "       kgen-bench topk    [--dtypes f32,f16] [--shapes BATCHxNxK,...] [--torch TIMES.csv]\n"
+               "                          [--reps 30] [--variants]\n"
                "                          [--md FILE] [--csv FILE]\n"
                "       kgen-bench host    [--calls 256] [--batches 201] [--md FILE]\n");
   return 2;
