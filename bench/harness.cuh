@@ -123,9 +123,14 @@ std::string commit() {
 }
 
 // Sets of buffers of `bytes` each that together exceed 4x the L2: a set's
-// inputs have left the L2 when it runs again.
+// inputs have left the L2 when it runs again.  At most kMaxSets: a tensor
+// of a few bytes would otherwise want millions of allocations; below about
+// 0.5 MB a set (4x a 60 MB L2 / 512) the sets stay partly in the L2, as
+// such small tensors do in a real program.
+constexpr size_t kMaxSets = 512;
 int sets_past_l2(size_t l2_bytes, size_t bytes) {
-  return static_cast<int>(std::max<size_t>(1, (4 * l2_bytes + bytes - 1) / std::max<size_t>(bytes, 1)));
+  const size_t want = (4 * l2_bytes + bytes - 1) / std::max<size_t>(bytes, 1);
+  return static_cast<int>(std::min(kMaxSets, std::max<size_t>(1, want)));
 }
 
 // The samples of one variant on one case, in microseconds: `min_runs` to
