@@ -53,10 +53,11 @@ def block_valid(d, p, arches):
     return p["items"] <= (16 if d.size == 8 else 32)
 
 
-# Pack-1 blocks of the first two rungs: few short rows of any length or
-# alignment (a 4 x 11 float32 problem took 18-21 us in the multi-block
-# select's 8 launches, torch 6.7-6.9; sweeps at c74ef51, H100 and H200)
-SMALL_PACK1_RUNGS = BLOCK_LADDER[:2]
+# Pack-1 blocks of the first three rungs: few short rows (up to 8192, the
+# block tier's bound for few rows) of any length or alignment (a 4 x 11
+# float32 problem took 18-21 us in the multi-block select's 8 launches,
+# torch 6.7-6.9; sweeps at c74ef51, H100 and H200)
+SMALL_PACK1_RUNGS = BLOCK_LADDER[:3]
 
 
 def block_default(d, p):

@@ -174,12 +174,20 @@ TEST_CASE("selection among the default set: a block a row for few short rows, an
           "[topk][select][default-set]") {
   for (kgen_dtype_t d : kDtypes)
     for (int64_t batch : {1, 4, 49})
-      for (int64_t n : {1, 11, 64, 67, 2048, 4096}) {
+      for (int64_t n : {1, 11, 64, 67, 2048, 4096, 5461, 8191, 8192}) {
         const Picked few = pick(d, batch, n, std::min<int64_t>(n, 3));
         INFO(few.v->name << " batch " << batch << " n " << n);
         CHECK(few.p.tier == TopkTier::block);
         CHECK(few.plan.bytes == 0);
+        const Picked off = pick(d, batch, n, std::min<int64_t>(n, 3), kgen_dtype_size(d));
+        CHECK(off.p.tier == TopkTier::block);
+        CHECK(off.p.pack_size == 1);
       }
+  // past the bound, few rows go to the multi-block select (generic: its pack-1 form)
+  for (kgen_dtype_t d : kDtypes) {
+    const TopkTier t = pick(d, 4, 8193, 3).p.tier;
+    CHECK((t == TopkTier::multi || t == TopkTier::generic));
+  }
 }
 
 TEST_CASE("selection among the default set: queue or block for many short rows", "[topk][select][default-set]") {

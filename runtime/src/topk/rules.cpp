@@ -44,12 +44,11 @@ bool supports(const VariantInfo& v, const void* problem) {
 }
 
 // Rows up to this many elements take a block a row however few they are:
-// the multi-block select costs 8 launches or so (17-36 us for rows of
-// 1-2048 in the sweeps at c74ef51, H100 and H200, against 5-16 us for
-// torch.topk), one block a row one.  The bound is a guess between one
-// block's row of 4096 (about 9 us a block in the 4096 x 4096 runs, with
-// every SM busy) and the multi select's fixed cost; to be measured.
-constexpr int64_t kBlockAloneRow = 4096;
+// the multi-block select costs a memset and 6-8 launches.  H200, kgen-bench
+// topk --variants, batch 1-64: rows of 2048-4096 in a block 10-16 us against
+// 40-55 for the multi select, rows of 8192 12-15 us (512 x 16) against
+// 37-52 (bench/NOTES.md topk v6).
+constexpr int64_t kBlockAloneRow = 8192;
 
 Score heuristic(const VariantInfo& v, const void* problem) {
   const Problem& p = *static_cast<const Problem*>(problem);
