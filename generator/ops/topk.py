@@ -53,17 +53,17 @@ def block_valid(d, p, arches):
     return p["items"] <= (16 if d.size == 8 else 32)
 
 
-# Pack-1 blocks of the first three rungs: few short rows (up to 8192, the
-# block tier's bound for few rows) of any length or alignment (a 4 x 11
-# float32 problem took 18-21 us in the multi-block select's 8 launches,
-# torch 6.7-6.9; sweeps at c74ef51, H100 and H200)
-SMALL_PACK1_RUNGS = BLOCK_LADDER[:3]
+# Pack-1 blocks of every rung: rows a block holds, of any length or
+# alignment, go to a block however few they are (a 4 x 11 float32 problem
+# took 18-21 us in the multi-block select's 8 launches, torch 6.7-6.9;
+# sweeps at c74ef51, H100 and H200)
+PACK1_RUNGS = BLOCK_LADDER
 
 
 def block_default(d, p):
     rung = (p["block_size"], p["items"])
     return p["radix"] == 11 and ((widest(d, p) and rung in BLOCK_LADDER) or
-                                 (p["pack_size"] == 1 and rung in SMALL_PACK1_RUNGS))
+                                 (p["pack_size"] == 1 and rung in PACK1_RUNGS))
 
 
 # Tier.cost: compile cost of a variant relative to a softmax one, from the

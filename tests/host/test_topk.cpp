@@ -170,11 +170,14 @@ TEST_CASE("selection: few long rows go to the multi-block select, misaligned row
   }
 }
 
-TEST_CASE("selection among the default set: a block a row for few short rows, any length",
+TEST_CASE("selection among the default set: a block a row for few rows a block holds, any length",
           "[topk][select][default-set]") {
-  for (kgen_dtype_t d : kDtypes)
+  for (kgen_dtype_t d : kDtypes) {
+    // float64 rows in registers stop at 16384
+    const int64_t most = d == KGEN_FLOAT64 ? 16384 : 32768;
     for (int64_t batch : {1, 4, 49})
-      for (int64_t n : {1, 11, 64, 67, 2048, 4096, 5461, 8191, 8192}) {
+      for (int64_t n : {int64_t{1}, int64_t{11}, int64_t{67}, int64_t{4096}, int64_t{5461}, int64_t{8191},
+                        int64_t{16384}, most - 1, most}) {
         const Picked few = pick(d, batch, n, std::min<int64_t>(n, 3));
         INFO(few.v->name << " batch " << batch << " n " << n);
         CHECK(few.p.tier == TopkTier::block);
@@ -183,9 +186,8 @@ TEST_CASE("selection among the default set: a block a row for few short rows, an
         CHECK(off.p.tier == TopkTier::block);
         CHECK(off.p.pack_size == 1);
       }
-  // past the bound, few rows go to the multi-block select (generic: its pack-1 form)
-  for (kgen_dtype_t d : kDtypes) {
-    const TopkTier t = pick(d, 4, 8193, 3).p.tier;
+    // past a block's row, few rows go to the multi-block select (generic: its pack-1 form)
+    const TopkTier t = pick(d, 4, most + 1, 3).p.tier;
     CHECK((t == TopkTier::multi || t == TopkTier::generic));
   }
 }

@@ -4,9 +4,8 @@
 // pack needs n to be a multiple of it and x aligned to it (every row then
 // starts aligned).  multi and generic run anything valid.
 // Preference: many short rows and k <= 16: queue (one warp a row, the
-// smallest capacity that holds k); rows that fit a block and are enough to
-// fill the GPU: block (the smallest row capacity that holds n); few long
-// rows: multi.
+// smallest capacity that holds k); rows that fit a block, however few:
+// block (the smallest row capacity that holds n); longer rows: multi.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -43,21 +42,12 @@ bool supports(const VariantInfo& v, const void* problem) {
   }
 }
 
-// Rows up to this many elements take a block a row however few they are:
-// the multi-block select costs a memset and 6-8 launches.  H200, kgen-bench
-// topk --variants, batch 1-64: rows of 2048-4096 in a block 10-16 us against
-// 40-55 for the multi select, rows of 8192 12-15 us (512 x 16) against
-// 37-52 (bench/NOTES.md topk v6).
-constexpr int64_t kBlockAloneRow = 8192;
-
 Score heuristic(const VariantInfo& v, const void* problem) {
   const Problem& p = *static_cast<const Problem*>(problem);
   const Params& q = *static_cast<const Params*>(v.params);
   const DeviceInfo& d = *p.device;
   Score s;
-  // enough rows for a block each on every SM, and for a warp each on a
-  // quarter of the resident warps
-  const bool rows_fill_blocks = p.batch >= 2 * int64_t{d.sm_count};
+  // enough rows for a warp each on a quarter of the resident warps
   const bool rows_fill_warps = p.batch * 32 * 4 >= int64_t{d.sm_count} * d.max_threads_per_sm;
   switch (q.tier) {
     case Tier::queue:
@@ -70,7 +60,11 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       s.key[1] = -q.capacity;
       break;
     case Tier::block:
-      if (!rows_fill_blocks && p.n > kBlockAloneRow) return Score::reject();
+      // a row that fits a block goes to the block however few the rows are:
+      // the multi select's memset and 6-8 launches cost more than one SM a
+      // row.  H100, kgen-bench topk --variants, batch 1-200 (topk v6): rows
+      // of 2048-8192 10-14 us against 34-41, of 16384 15-25 against 33-48,
+      // of 32768 18-38 against 36-64; H200 alike up to 8192.
       s.key[0] = 2;
       s.key[1] = -(int64_t{q.block_size} * q.items);  // the tightest row capacity
       s.key[2] = q.radix;
