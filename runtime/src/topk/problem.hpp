@@ -33,6 +33,10 @@ constexpr int64_t kMaxRow = 0xffffffffll;
 // shared memory (32 KiB of keys: 4096 8-byte keys, 2048 16-byte ones for
 // float64), else by a segmented radix sort over the whole batch.
 inline int key_bytes(kgen_dtype_t d) { return d == KGEN_FLOAT64 ? 16 : 8; }
+// The significant bits of a key: the order bits and the 32 index bits.
+inline int key_bits(kgen_dtype_t d) {
+  return d == KGEN_FLOAT64 ? 96 : d == KGEN_FLOAT16 || d == KGEN_BFLOAT16 ? 48 : 64;
+}
 inline int64_t block_sort_capacity(kgen_dtype_t d) { return 32768 / key_bytes(d); }
 inline bool sorts_in_block(const Problem& p) { return p.k <= block_sort_capacity(p.dtype); }
 
@@ -73,12 +77,16 @@ struct alignas(16) RowState {
   unsigned long long prefix_lo, prefix_hi;  // the decided digits
 };
 
-// CUB's segmented radix sort, descending, of `items` keys in `segments`
-// rows (runtime/src/topk/sort.cu): the scratch it needs (0 when the query
-// fails), and the sort.
-std::size_t segmented_sort_bytes(int key_bytes, int64_t items, int64_t segments);
-cudaError_t segmented_sort(int key_bytes, const void* in, void* out, int64_t items, int64_t segments,
-                           const int* offsets, void* temp, std::size_t temp_bytes,
+// The descending sort of `items` keys in `segments` rows of equal length
+// over their low `key_bits` bits (runtime/src/topk/sort.cu): the scratch it
+// needs (0 when the query fails), and the sort.  CUB's segmented radix
+// sort (a block a row), or, for rows of at least kBlockSortedKeys keys a
+// row in the batch, its device-wide sort a row at a time.
+constexpr int64_t kBlockSortedKeys = 2048;
+inline bool row_by_row(int64_t items, int64_t segments) { return items / segments >= kBlockSortedKeys * segments; }
+std::size_t segmented_sort_bytes(int key_bytes, int key_bits, int64_t items, int64_t segments);
+cudaError_t segmented_sort(int key_bytes, int key_bits, const void* in, void* out, int64_t items,
+                           int64_t segments, const int* offsets, void* temp, std::size_t temp_bytes,
                            cudaStream_t stream);
 
 inline void lay_out(Plan& pl) {
@@ -107,7 +115,7 @@ inline void plan_sort(Plan& pl, const Problem& p) {
   if (pl.selected == 0) pl.selected = keys;
   pl.sorted_keys = keys;
   pl.offsets = static_cast<std::size_t>(p.batch + 1) * sizeof(int);
-  pl.sort_temp = segmented_sort_bytes(key_bytes(p.dtype), p.batch * p.k, p.batch);
+  pl.sort_temp = segmented_sort_bytes(key_bytes(p.dtype), key_bits(p.dtype), p.batch * p.k, p.batch);
 }
 
 // Blocks per row of the multi-block select: one wave over the batch, each

@@ -766,7 +766,7 @@ cudaError_t sort_in_global(const Problem& p, const Plan& pl, const void* keys, c
   const int64_t total = p.batch * p.k;
   void* sorted = region(p, pl.sorted_keys_at);
   cudaError_t err = kgen::topk::segmented_sort(
-      static_cast<int>(sizeof(key_t<T>)), keys, sorted, total, p.batch,
+      static_cast<int>(sizeof(key_t<T>)), kKeyWidth<T>, keys, sorted, total, p.batch,
       reinterpret_cast<const int*>(region(p, pl.offsets_at)), region(p, pl.sort_temp_at), pl.sort_temp,
       stream);
   if (err != cudaSuccess) return err;
