@@ -197,6 +197,11 @@ TEST_CASE("selection among the default set: queue or block for many short rows",
     const Picked many = pick(d, 16384, 1024, 8);
     CHECK((many.p.tier == TopkTier::queue || many.p.tier == TopkTier::block));
     CHECK(many.plan.bytes == 0);
+    // rows of any length or alignment: a warp a row (pack 1), not a block
+    for (int64_t n : {1, 2, 7, 1001}) {
+      CHECK(pick(d, 100000, n, 1).p.tier == TopkTier::queue);
+      CHECK(pick(d, 100000, n, 1, kgen_dtype_size(d)).p.tier == TopkTier::queue);
+    }
     if (d == KGEN_FLOAT64) continue;  // float64 rows in registers stop at 16384
     const Picked rows = pick(d, 1024, 32768, 64);
     CHECK(rows.p.tier == TopkTier::block);
