@@ -202,6 +202,8 @@ TEST_CASE("selection among the default set: queue or block for many short rows",
       CHECK(pick(d, 100000, n, 1).p.tier == TopkTier::queue);
       CHECK(pick(d, 100000, n, 1, kgen_dtype_size(d)).p.tier == TopkTier::queue);
     }
+    // past 1024, a misaligned row's pack-1 rounds are faster in a block
+    CHECK(pick(d, 100000, 3119, 4, kgen_dtype_size(d)).p.tier == TopkTier::block);
     if (d == KGEN_FLOAT64) continue;  // float64 rows in registers stop at 16384
     const Picked rows = pick(d, 1024, 32768, 64);
     CHECK(rows.p.tier == TopkTier::block);
