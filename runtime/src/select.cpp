@@ -79,21 +79,29 @@ bool ProblemKey::operator==(const ProblemKey& o) const {
 
 namespace {
 
-// One cached choice.  The device is compared by the fields selection
-// reads (a described device in the host tests may reuse an ordinal).
+// The device fields selection reads: a cached choice holds for a device
+// equal in all of them (a described device in the host tests may reuse an
+// ordinal).
+struct DeviceFields {
+  int ordinal = -1, code_arch = 0, sm_count = 0, max_threads_per_sm = 0;
+  std::size_t smem_per_block_optin = 0, smem_per_sm = 0;
+  static DeviceFields of(const DeviceInfo& d) {
+    return {d.ordinal, d.code_arch, d.sm_count, d.max_threads_per_sm, d.smem_per_block_optin, d.smem_per_sm};
+  }
+  bool operator==(const DeviceFields& o) const {
+    return ordinal == o.ordinal && code_arch == o.code_arch && sm_count == o.sm_count &&
+           max_threads_per_sm == o.max_threads_per_sm && smem_per_block_optin == o.smem_per_block_optin &&
+           smem_per_sm == o.smem_per_sm;
+  }
+};
+
 struct CachedChoice {
   const VariantInfo* variant = nullptr;
   Source source = Source::generic;
   const tuning::Database* db = nullptr;
   int family = -1, element = 0;
-  int ordinal = -1, code_arch = 0, sm_count = 0, max_threads_per_sm = 0;
-  std::size_t smem_per_block_optin = 0, smem_per_sm = 0;
+  DeviceFields device;
   ProblemKey key;
-  bool same_device(const DeviceInfo& d) const {
-    return ordinal == d.ordinal && code_arch == d.code_arch && sm_count == d.sm_count &&
-           max_threads_per_sm == d.max_threads_per_sm && smem_per_block_optin == d.smem_per_block_optin &&
-           smem_per_sm == d.smem_per_sm;
-  }
 };
 constexpr int kCachedChoices = 64;  // per thread, direct-mapped
 
@@ -122,25 +130,13 @@ Selection select_cached(Family family, int element, const DeviceInfo& device, co
   const tuning::Database* db = active_database(device);
   thread_local CachedChoice cache[kCachedChoices];
   CachedChoice& c = cache[slot_hash(static_cast<int>(family), element, device.ordinal, key) % kCachedChoices];
+  const DeviceFields fields = DeviceFields::of(device);
   if (c.variant && c.family == static_cast<int>(family) && c.element == element && c.db == db &&
-      c.same_device(device) && c.key == key && runs_on(*c.variant, device) &&
+      c.device == fields && c.key == key && runs_on(*c.variant, device) &&
       c.variant->supports(*c.variant, problem))
     return {c.variant, c.source};
   const Selection s = select_from(db, family, element, device, problem, heuristic);
-  if (s.variant) {
-    c.variant = s.variant;
-    c.source = s.source;
-    c.db = db;
-    c.family = static_cast<int>(family);
-    c.element = element;
-    c.ordinal = device.ordinal;
-    c.code_arch = device.code_arch;
-    c.sm_count = device.sm_count;
-    c.max_threads_per_sm = device.max_threads_per_sm;
-    c.smem_per_block_optin = device.smem_per_block_optin;
-    c.smem_per_sm = device.smem_per_sm;
-    c.key = key;
-  }
+  if (s.variant) c = CachedChoice{s.variant, s.source, db, static_cast<int>(family), element, fields, key};
   return s;
 }
 
