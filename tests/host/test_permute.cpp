@@ -3,7 +3,9 @@
 // device.  Selection is checked by tier and parameters, not names, so it
 // holds at every build level.
 #include <cstdint>
+#include <algorithm>
 #include <initializer_list>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -317,4 +319,33 @@ TEST_CASE("permute transposes: short dst rows by elem, long writes before square
   CHECK(even.p.tier == PermuteTier::tile);
   CHECK(even.p.pack * 2 >= 8);
   CHECK(even.p.ti == even.p.tj);
+}
+
+TEST_CASE("the permute selection cache gives what selection gives", "[permute][select][cache]") {
+  std::mt19937_64 g(13);
+  static const kgen::DeviceInfo dev;
+  const int64_t extents[] = {1, 2, 3, 7, 16, 64, 129, 1000, 4096};
+  for (int i = 0; i < 3000; ++i) {
+    const int rank = 1 + static_cast<int>(g() % 6);
+    std::vector<int64_t> shape(rank);
+    std::vector<int> perm(rank);
+    for (int k = 0; k < rank; ++k) shape[k] = extents[g() % 9], perm[k] = k;
+    std::shuffle(perm.begin(), perm.end(), g);
+    const int64_t elem = int64_t{1} << (g() % 4);
+    kgen::permute::Problem p{};
+    p.src = addr(elem * (g() % 4));
+    p.dst = const_cast<void*>(addr((uintptr_t{1} << 31) + 16 * (g() % 2)));
+    p.device = &dev;
+    p.shape = kgen::permute::simplify(rank, shape.data(), perm.data(), elem, reinterpret_cast<uintptr_t>(p.src),
+                                      reinterpret_cast<uintptr_t>(p.dst), 16);
+    if (kgen::permute::is_copy(p.shape)) continue;
+    const int key = kgen::movement_key(p.shape.movement);
+    const auto fresh = kgen::select_variant(kgen::Family::permute, key, dev, &p, &kgen::permute::heuristic);
+    for (int again = 0; again < 2; ++again) {
+      const auto cached = kgen::select_cached(kgen::Family::permute, key, dev, &p, &kgen::permute::heuristic,
+                                              &kgen::permute::selection_key);
+      INFO("problem " << i << ": " << (fresh.variant ? fresh.variant->name : "none"));
+      CHECK(cached.variant == fresh.variant);
+    }
+  }
 }

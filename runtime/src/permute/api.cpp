@@ -79,7 +79,7 @@ kgen_status_t choose(const VariantInfo* named, bool check_pointers, Problem* p,
   *chosen = nullptr;
   if (!named && is_copy(p->shape)) return KGEN_OK;
   return choose_variant(named, Family::permute, movement_key(p->shape.movement), *p->device, p,
-                        &heuristic, &describe, chosen);
+                        &heuristic, &describe, chosen, &selection_key);
 }
 
 kgen_status_t run(const char* variant, size_t elem_size, int rank, const int64_t* shape,

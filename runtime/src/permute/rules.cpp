@@ -166,5 +166,22 @@ void bucket(const void* problem, char* out, int size) {
   }
 }
 
+bool selection_key(const void* problem, ProblemKey* key) {
+  const Problem& p = *static_cast<const Problem*>(problem);
+  const Shape& s = p.shape;
+  key->add(s.movement);
+  key->add(s.rank);
+  static_assert(kMaxDims <= 15, "4 bits a perm entry");
+  int64_t perm = 0;  // 4 bits an entry
+  for (int k = 0; k < s.rank; ++k) {
+    key->add(s.dims[k]);
+    perm |= int64_t{s.perm[k]} << (4 * k);
+  }
+  key->add(perm);
+  key->add_address(p.src);
+  key->add_address(p.dst);
+  return true;
+}
+
 }  // namespace permute
 }  // namespace kgen
