@@ -229,11 +229,11 @@ Score slice_heuristic(const Params& q, const Problem& p) {
   // A block that holds the row first, except a half-type forward block of
   // 1024 threads (4 packs a thread: rows of 32768 at 74-80% of copy on an
   // H200, 93-96% in 512 x 8 packs; the backward's 1024 x 16 values hold
-  // rows of 16384 at 95-101%, clusters of 4 x 256 81-88%, both GPUs) and a float32 block with packs in shared
-  // memory (1024 x 64 values: rows of 65536 at 93% on an H100, clusters of
-  // 8 x 256 95-96%); and a CTA of more than 36 KB of x only when the rows
-  // come near filling the SMs: with fewer, a cluster's CTAs read the row in
-  // parallel (one row, H200 and H100 sweeps: float32 19439 (76 KB) 7.5 us
+  // rows of 16384 at 93-101%, clusters of 4 x 256 80-97%, both GPUs) and
+  // a float32 block with packs in shared memory (1024 x 64 values: rows of
+  // 65536 at 93% on an H100, clusters of 8 x 256 95-96%); and a CTA of more
+  // than 36 KB of x only when the rows come near filling the SMs: with
+  // fewer, a cluster's CTAs read the row in parallel (one row, H200 and H100 sweeps: float32 19439 (76 KB) 7.5 us
   // in a block, 5.2 in a cluster of 4; float16 19487-28221 (39-56 KB)
   // 6.1-6.5 against 5.6-5.8 in clusters of 2), while up to 33 KB one block
   // stays faster (bfloat16 12277: 5.2 us against 6.0 in a cluster of 2;

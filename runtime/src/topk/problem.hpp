@@ -31,7 +31,7 @@ constexpr int64_t kMaxRow = 0xffffffffll;
 
 // The selected k of a row are sorted inside one block when they fit its
 // shared memory (32 KiB of keys: 4096 8-byte keys, 2048 16-byte ones for
-// float64), else by a segmented radix sort over the whole batch.
+// float64), else by a radix sort over the whole batch (segmented_sort).
 inline int key_bytes(kgen_dtype_t d) { return d == KGEN_FLOAT64 ? 16 : 8; }
 // The significant bits of a key: the order bits and the 32 index bits.
 inline int key_bits(kgen_dtype_t d) {
@@ -80,10 +80,12 @@ struct alignas(16) RowState {
 // The descending sort of `items` keys in `segments` rows of equal length
 // over their low `key_bits` bits (runtime/src/topk/sort.cu): the scratch it
 // needs (0 when the query fails), and the sort.  CUB's segmented radix
-// sort (a block a row), or, for rows of at least kBlockSortedKeys keys a
-// row in the batch, its device-wide sort a row at a time.
+// sort (a block a row), or, when a row holds at least kBlockSortedKeys keys
+// for each row of the batch, its device-wide sort a row at a time.
 constexpr int64_t kBlockSortedKeys = 2048;
-inline bool row_by_row(int64_t items, int64_t segments) { return items / segments >= kBlockSortedKeys * segments; }
+inline bool row_by_row(int64_t items, int64_t segments) {
+  return items / segments >= kBlockSortedKeys * segments;
+}
 std::size_t segmented_sort_bytes(int key_bytes, int key_bits, int64_t items, int64_t segments);
 cudaError_t segmented_sort(int key_bytes, int key_bits, const void* in, void* out, int64_t items,
                            int64_t segments, const int* offsets, void* temp, std::size_t temp_bytes,
