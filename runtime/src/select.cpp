@@ -125,7 +125,7 @@ uint64_t slot_hash(int family, int element, int ordinal, const ProblemKey& k) {
 Selection select_cached(Family family, int element, const DeviceInfo& device, const void* problem,
                         ScoreFn heuristic, KeyFn key_fn) {
   ProblemKey key;
-  if (!key_fn || !key_fn(problem, &key) || key.overflow)
+  if (!key_fn || selection_traced() || !key_fn(problem, &key) || key.overflow)
     return select_variant(family, element, device, problem, heuristic);
   const tuning::Database* db = active_database(device);
   thread_local CachedChoice cache[kCachedChoices];

@@ -12,6 +12,10 @@ struct Database;
 // or tuning is turned off (tuning::set_enabled).
 const tuning::Database* active_database(const DeviceInfo& device);
 
+// kgen-tune's tracing is on (tuning::set_tracing): selection must run, and
+// record the problem's bucket, on every call (the selection cache steps aside).
+bool selection_traced();
+
 // The variant db (may be null) picks for the problem's bucket, or null when
 // it has no entry for it.  The caller still checks supports().
 const VariantInfo* tuned_variant(const tuning::Database* db, Family family, int element,

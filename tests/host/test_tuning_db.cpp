@@ -249,6 +249,27 @@ TEST_CASE("selection order: the database's entry, else the heuristic, else the g
   CHECK(s.variant == find("softmax_generic_f32"));
 }
 
+TEST_CASE("with tracing on, every selection records its bucket, the selection cache aside", "[tuning]") {
+  const kgen::DeviceInfo dev;
+  const void* x = reinterpret_cast<const void*>(uintptr_t{1} << 32);
+  void* y = reinterpret_cast<void*>(uintptr_t{1} << 33);
+  const kgen::softmax::Problem a{KGEN_FLOAT32, false, 4096, 1024, x, y, &dev};
+  kgen::softmax::Problem b = a;
+  b.cols = 3000;
+  auto select = [&](const kgen::softmax::Problem& p) {
+    kgen::select_cached(Family::softmax, KGEN_FLOAT32, dev, &p, &kgen::softmax::heuristic,
+                        &kgen::softmax::selection_key);
+    return std::string(kgen::tuning::last_trace().bucket);
+  };
+  select(a);  // a in the cache before tracing starts
+  kgen::tuning::set_tracing(true);
+  const std::string first = select(a), other = select(b), again = select(a);
+  kgen::tuning::set_tracing(false);
+  CHECK(first == "row_w1024");
+  CHECK(other != first);
+  CHECK(again == first);
+}
+
 TEST_CASE("a database entry whose variant cannot run the problem falls back to the heuristic",
           "[tuning][default-set]") {
   const kgen::DeviceInfo dev;

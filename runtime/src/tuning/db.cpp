@@ -258,6 +258,8 @@ const tuning::Database* active_database(const DeviceInfo& device) {
   return tuning::enabled.load(std::memory_order_relaxed) ? tuning::database_for(device) : nullptr;
 }
 
+bool selection_traced() { return tuning::tracing.load(std::memory_order_relaxed); }
+
 const VariantInfo* tuned_variant(const tuning::Database* db, Family family, int element,
                                  const void* problem) {
   const bool trace = tuning::tracing.load(std::memory_order_relaxed);
