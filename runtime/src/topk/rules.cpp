@@ -70,8 +70,8 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // a row that fits a block goes to the block however few the rows are:
       // the multi select's memset and 6-8 launches cost more than one SM a
       // row.  H100, kgen-bench topk --variants, batch 1-200 (topk v6): rows
-      // of 2048-8192 10-14 us against 34-41, of 16384 15-25 against 33-48,
-      // of 32768 18-38 against 36-64; H200 alike up to 8192.
+      // of 2048-8192 10-14 us against 32-40, of 16384 15-25 against 33-59,
+      // of 32768 18-38 against 35-68; H200 alike up to 8192.
       s.key[0] = 2;
       s.key[1] = -(int64_t{q.block_size} * q.items);  // the tightest row capacity
       s.key[2] = q.radix;
