@@ -1,9 +1,8 @@
 // Top-k capability (supports), preference (heuristic) and workspace plans.
 //
-// Capability: queue needs k <= 32 x capacity, block n <= block x items; for
-// them a pack needs n to be a multiple of it and x aligned to it (every row
-// then starts aligned).  multi (a row's aligned body in packs, the elements
-// around it alone) and generic run anything valid.
+// Capability: queue needs k <= 32 x capacity, block n <= block x items; a
+// pack needs n to be a multiple of it and x aligned to it (every row then
+// starts aligned).  multi and generic run anything valid.
 // Preference: many short rows and k <= 16: queue (one warp a row, the
 // smallest capacity that holds k); rows that fit a block, however few:
 // block (the smallest row capacity that holds n); longer rows: multi.
@@ -34,9 +33,7 @@ bool supports(const VariantInfo& v, const void* problem) {
   const Problem& p = *static_cast<const Problem*>(problem);
   const Params& q = *static_cast<const Params*>(v.params);
   if (v.element != p.dtype) return false;
-  // the multi select's walk takes a row's aligned body in packs and the
-  // elements around it one at a time: any length and alignment
-  if (q.tier == Tier::generic || q.tier == Tier::multi) return true;
+  if (q.tier == Tier::generic) return true;
   if (!pack_fits(p, q.pack_size)) return false;
   switch (q.tier) {
     case Tier::queue: return p.k <= 32 * q.capacity;

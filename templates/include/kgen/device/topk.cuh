@@ -233,33 +233,11 @@ struct MultiArgs {
 };
 
 // Walks this block's share of a row: U rounds of BLOCK packs loaded before
-// any is used; f(key, valid) for each element, called by whole warps.  Any
-// row length and alignment (to the element): the row's aligned body goes
-// in packs of P, the elements before it (head) and after its last whole
-// pack (tail), at most 2 (P - 1) of them, through one call of each lane of
-// the first block's first warp.  (Pack 1 for an odd row read one element a
-// lane: H200 sweep, 1 x 6930014 float32 k 1 313 us against torch's 188.)
+// any is used; f(key, valid) for each element, called by whole warps.  A
+// pack is valid whole or not at all (P > 1 needs n % P == 0).
 template <class T, int BLOCK, int P, int U, class F>
 __device__ __forceinline__ void walk_share(const T* row, int64_t n, bool largest, F&& f) {
-  constexpr int64_t kPackBytes = int64_t{P} * sizeof(T);
-  int64_t head = 0;
-  if constexpr (P > 1) {
-    const int64_t off = static_cast<int64_t>(reinterpret_cast<uintptr_t>(row) % kPackBytes);
-    head = off ? (kPackBytes - off) / static_cast<int64_t>(sizeof(T)) : 0;
-    if (head > n) head = n;
-  }
-  const int64_t packs = P > 1 ? (n - head) / P : n;
-  if constexpr (P > 1) {
-    const int64_t tail = n - head - packs * P;
-    if (blockIdx.y == 0 && threadIdx.x < 32 && head + tail > 0) {
-      const int64_t lane = threadIdx.x;
-      const bool valid = lane < head + tail;
-      const int64_t e = lane < head ? lane : head + packs * P + (lane - head);
-      const bits_t<T> s = valid ? order_bits(row[e], largest) : bits_t<T>(0);
-      f(make_key<T>(s, static_cast<uint32_t>(valid ? e : 0)), valid);
-    }
-  }
-  const T* body = row + head;
+  const int64_t packs = (n + P - 1) / P;
   const int64_t per = (packs + gridDim.y - 1) / gridDim.y;
   const int64_t q0 = blockIdx.y * per;
   const int64_t q1 = q0 + per < packs ? q0 + per : packs;
@@ -268,12 +246,12 @@ __device__ __forceinline__ void walk_share(const T* row, int64_t n, bool largest
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int64_t q = base + int64_t{u} * BLOCK + threadIdx.x;
-      raw[u] = load_pack<T, P>(body, q, q < q1);
+      raw[u] = load_pack<T, P>(row, q, q < q1);
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int64_t q = base + int64_t{u} * BLOCK + threadIdx.x;
-      const uint32_t e0 = static_cast<uint32_t>(head + q * P);  // n < 2^32
+      const uint32_t e0 = static_cast<uint32_t>(q * P);  // n < 2^32
       bits_t<T> s[P];
       to_orders<T, P>(raw[u], largest, s);
 #pragma unroll
