@@ -106,12 +106,10 @@ struct CachedChoice {
 constexpr int kCachedChoices = 64;  // per thread, direct-mapped
 
 uint64_t slot_hash(int family, int element, int ordinal, const ProblemKey& k) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a over the words
-  auto mix = [&](uint64_t v) {
-    for (int b = 0; b < 8; ++b) {
-      h ^= (v >> (8 * b)) & 0xFF;
-      h *= 1099511628211ull;
-    }
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&](uint64_t v) {  // a word at a time: multiply, fold the high bits down
+    h = (h ^ v) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;
   };
   mix(static_cast<uint64_t>(family));
   mix(static_cast<uint64_t>(element));

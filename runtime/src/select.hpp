@@ -73,7 +73,9 @@ using DescribeFn = void (*)(const void* problem, char* text, int size);
 // same variant; the cache still asks the variant's supports() of the real
 // problem before reusing it (capability is never cached, only preference).
 struct ProblemKey {
-  static constexpr int kWords = 16;
+  // the largest key: a where's layout (a header word, 9 dims, 3 inputs'
+  // strides along each, 4 pointers) is 41 words
+  static constexpr int kWords = 44;
   int64_t w[kWords] = {};
   int n = 0;
   bool overflow = false;

@@ -6,6 +6,8 @@
 //                  kgen_last_error() stay its own
 //   [determinism]  every family run twice into outputs poisoned differently:
 //                  bitwise the same (split reductions and top-k ties included)
+//   [multi_gpu]    the same on two GPUs at once, threads on each (skipped
+//                  with one); a tensor of the other device is refused
 //   [huge]         where past 2^31 elements
 //   [numerics]     softmax and log_softmax on huge magnitudes, -inf, NaN and
 //                  +inf against PyTorch's semantics; half-precision sums over
@@ -616,6 +618,95 @@ TEST_CASE("threads on their own streams run every family at once: right results,
     CHECK(r.iterations >= 1);
     CHECK(r.bad_calls == r.iterations);
   }
+}
+
+// ---- several GPUs ------------------------------------------------------------------
+
+TEST_CASE("two GPUs in one process: threads on each run every family, each device its own memory and selection",
+          "[reliability][multi_gpu]") {
+  int count = 0;
+  CUDA_REQUIRE(cudaGetDeviceCount(&count));
+  if (count < 2) {
+    WARN("skipped: needs two GPUs, this machine has " << count);
+    return;
+  }
+  constexpr int kDevices = 2, kPerDevice = 4;
+  int original = 0;
+  CUDA_REQUIRE(cudaGetDevice(&original));
+  // each device's workloads, allocated and checked against the CPU reference there
+  std::vector<std::vector<Workload>> work(kDevices);
+  for (int dev = 0; dev < kDevices; ++dev) {
+    CUDA_REQUIRE(cudaSetDevice(dev));
+    for (int t = 0; t < kPerDevice; ++t) {
+      work[dev].push_back(make_workload(dev * kPerDevice + t));
+      for (Job& job : work[dev].back().jobs) run_checked(job);
+      REQUIRE(work[dev].back().bad_call);
+    }
+  }
+  // a tensor of the other device is refused, naming the argument and the device
+  {
+    CUDA_REQUIRE(cudaSetDevice(1));
+    auto x1 = std::make_unique<DeviceBuffer>(64 * 4);
+    CUDA_REQUIRE(cudaSetDevice(0));
+    auto y0 = std::make_unique<DeviceBuffer>(64 * 4);
+    poison(y0->ptr, y0->bytes);
+    CUDA_REQUIRE(cudaDeviceSynchronize());
+    const kgen_status_t st = kgen_softmax(KGEN_FLOAT32, 4, 16, x1->ptr, y0->ptr, nullptr);
+    const std::string msg = kgen_last_error();
+    INFO(msg);
+    CHECK(st == KGEN_ERROR_INVALID_ARGUMENT);
+    CHECK(msg.rfind("x:", 0) == 0);
+    CHECK(msg.find("device 1") != std::string::npos);
+    CHECK(count_bytes(*y0, kNanByte) == y0->bytes);  // nothing written
+    CUDA_REQUIRE(cudaSetDevice(1));
+    x1.reset();
+    CUDA_REQUIRE(cudaSetDevice(0));
+  }
+  // selection runs on each device's own facts: GPUs of one model choose alike
+  {
+    cudaDeviceProp props[kDevices];
+    std::string chosen[kDevices];
+    for (int dev = 0; dev < kDevices; ++dev) {
+      CUDA_REQUIRE(cudaSetDevice(dev));
+      CUDA_REQUIRE(cudaGetDeviceProperties(&props[dev], dev));
+      const char* name = nullptr;
+      const DeviceBuffer x(size_t{8} * 50257 * 2);
+      REQUIRE(kgen_softmax_selected(0, KGEN_FLOAT16, 8, 50257, x.ptr, x.ptr, &name) == KGEN_OK);
+      REQUIRE(name != nullptr);
+      chosen[dev] = name;
+    }
+    if (std::string(props[0].name) == props[1].name && props[0].multiProcessorCount == props[1].multiProcessorCount)
+      CHECK(chosen[0] == chosen[1]);
+  }
+  std::vector<Record> records(kDevices * kPerDevice);
+  std::atomic<int> waiting{kDevices * kPerDevice};
+  const double seconds = concurrency_seconds();
+  std::vector<std::thread> threads;
+  for (int dev = 0; dev < kDevices; ++dev)
+    for (int t = 0; t < kPerDevice; ++t)
+      threads.emplace_back(worker, std::cref(work[dev][t]), dev, seconds, std::ref(waiting),
+                           std::ref(records[dev * kPerDevice + t]));
+  for (std::thread& th : threads) th.join();
+  for (int dev = 0; dev < kDevices; ++dev) {
+    CUDA_REQUIRE(cudaSetDevice(dev));
+    CUDA_REQUIRE(cudaDeviceSynchronize());
+  }
+  for (int i = 0; i < kDevices * kPerDevice; ++i) {
+    const Record& r = records[i];
+    std::string text;
+    for (const std::string& f : r.first) text += "\n  " + f;
+    INFO("device " << i / kPerDevice << ", thread " << i % kPerDevice << ": " << r.iterations << " iterations, "
+                   << r.calls << " calls, " << r.failures << " failures" << text);
+    CHECK(r.failures == 0);
+    CHECK(r.iterations >= 1);
+    CHECK(r.bad_calls == r.iterations);
+  }
+  // each device's buffers freed with it current
+  for (int dev = 0; dev < kDevices; ++dev) {
+    CUDA_REQUIRE(cudaSetDevice(dev));
+    work[dev].clear();
+  }
+  CUDA_REQUIRE(cudaSetDevice(original));
 }
 
 // ---- determinism ---------------------------------------------------------------

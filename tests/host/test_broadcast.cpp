@@ -4,6 +4,7 @@
 // tier and parameters, not names, so it holds at every build level.
 #include <cstdint>
 #include <initializer_list>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -1133,5 +1134,50 @@ TEST_CASE("broadcast capability: every problem runs on the generic variant of it
     const Knobs q = knobs(*v);
     if (b.p.layout.rank <= 1) CHECK(q.tier == kFlat);
     if (q.tier == kElem) CHECK(q.rank == b.p.layout.rank);
+  }
+}
+
+TEST_CASE("the expand and where selection cache gives what selection gives", "[broadcast][select][cache]") {
+  std::mt19937_64 g(17);
+  static const kgen::DeviceInfo dev;
+  const int64_t extents[] = {1, 2, 3, 8, 17, 64, 1000};
+  for (int i = 0; i < 3000; ++i) {
+    const int rank = 1 + static_cast<int>(g() % 5);
+    Dims out(rank);
+    for (int64_t& d : out) d = extents[g() % 7];
+    auto broadcast_of = [&] {  // out with some dims 1 and some leading dims dropped
+      Dims s(out.begin() + static_cast<std::ptrdiff_t>(g() % rank), out.end());
+      for (int64_t& d : s)
+        if (g() % 3 == 0) d = 1;
+      return s;
+    };
+    const int elem = 1 << (1 + g() % 3);
+    kgen::broadcast::Problem p{};
+    p.device = &dev;
+    p.out = addr(3, elem * (g() % 2));
+    kgen::Family family;
+    if (g() % 2) {
+      family = kgen::Family::where;
+      const Dims c = broadcast_of(), x = broadcast_of(), y = broadcast_of();
+      const Operand ops[] = {op(c, "cond"), op(x, "x"), op(y, "y")};
+      const int units[] = {1, elem, elem};
+      p.layout = kgen::broadcast::simplify(3, ops, units, rank, out.data(), elem);
+      for (int k = 0; k < 3; ++k) p.in[k] = addr(k, (k ? elem : 1) * (g() % 4));
+    } else {
+      family = kgen::Family::expand;
+      const Dims src = broadcast_of();
+      p.in[0] = addr(0, elem * (g() % 4));
+      p.layout = kgen::broadcast::simplify_expand(op(src, "src"), rank, out.data(), elem,
+                                                  reinterpret_cast<uintptr_t>(p.in[0]),
+                                                  reinterpret_cast<uintptr_t>(p.out), 16);
+    }
+    const int key = kgen::movement_key(p.layout.movement);
+    const auto fresh = kgen::select_variant(family, key, dev, &p, &kgen::broadcast::heuristic);
+    for (int again = 0; again < 2; ++again) {
+      const auto cached =
+          kgen::select_cached(family, key, dev, &p, &kgen::broadcast::heuristic, &kgen::broadcast::selection_key);
+      INFO("problem " << i << ": " << (fresh.variant ? fresh.variant->name : "none"));
+      CHECK(cached.variant == fresh.variant);
+    }
   }
 }

@@ -211,6 +211,25 @@ TEST_CASE("selection among the default set: queue or block for many short rows",
   }
 }
 
+TEST_CASE("a sorted k of half the row or more: every key sorted, no select regions", "[topk][plan]") {
+  for (kgen_dtype_t d : kDtypes) {
+    auto p = problem(d, 3, 20000, 10000);
+    REQUIRE(kgen::topk::sorts_all(p));
+    const kgen::topk::Plan pl = kgen::topk::plan_multi(p, 512, 1, 11);
+    const std::size_t keys = std::size_t{3} * 20000 * kgen::topk::key_bytes(d);
+    CHECK(pl.selected == keys);
+    CHECK(pl.sorted_keys == keys);
+    CHECK(pl.offsets == 4 * sizeof(int));
+    CHECK(pl.state == 0);
+    CHECK(pl.cand == 0);
+    CHECK(pl.bytes >= 2 * keys);
+    p.sorted = false;  // unsorted output keeps the select: its order needs the k-th
+    CHECK_FALSE(kgen::topk::sorts_all(p));
+    CHECK_FALSE(kgen::topk::sorts_all(problem(d, 3, 20001, 10000)));
+    CHECK_FALSE(kgen::topk::sorts_all(problem(d, 3, 2000, 1000)));  // the block's sort holds it
+  }
+}
+
 TEST_CASE("the multi-block plan: aligned, disjoint regions sized for the batch", "[topk][plan]") {
   auto p = problem(KGEN_FLOAT32, 3, 1 << 20, 100);
   const kgen::topk::Plan pl = kgen::topk::plan_multi(p, 512, 4, 11);

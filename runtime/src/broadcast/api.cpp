@@ -145,7 +145,7 @@ kgen_status_t choose(const Request& req, const VariantInfo* named, bool check_po
   *chosen = nullptr;
   if (!named && req.family == Family::expand && route(p->layout) == Route::elementwise) return KGEN_OK;
   return choose_variant(named, req.family, movement_key(p->layout.movement), *p->device, p,
-                        &heuristic, &describe, chosen);
+                        &heuristic, &describe, chosen, &selection_key);
 }
 
 // Runs a validated request (req.out_bytes > 0).

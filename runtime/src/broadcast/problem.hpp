@@ -104,6 +104,10 @@ bool supports(const VariantInfo& v, const void* problem);
 Score heuristic(const VariantInfo& v, const void* problem);
 // The tuning bucket of a problem (runtime/src/tuning/bucket.hpp).
 void bucket(const void* problem, char* out, int size);
+// The selection cache's key (select.hpp's KeyFn): the simplified layout
+// (every field supports() and the heuristic read) and the pointers mod 16
+// (a pack's access is at most 16 bytes).
+bool selection_key(const void* problem, ProblemKey* key);
 
 }  // namespace broadcast
 }  // namespace kgen

@@ -103,5 +103,20 @@ void bucket(const void* problem, char* out, int size) {
                 l.rank > 0 ? std::min(log2_class(l.dims[l.rank - 1]), 10) : 0);
 }
 
+bool selection_key(const void* problem, ProblemKey* key) {
+  const Problem& p = *static_cast<const Problem*>(problem);
+  const Layout& l = p.layout;
+  // rank, inputs, movement and the inputs' unit bytes (each <= 16) in one word
+  int64_t head = l.rank | l.inputs << 4 | int64_t{l.movement} << 6;
+  for (int i = 0; i < kMaxInputs; ++i) head |= int64_t{l.unit_bytes[i]} << (11 + 5 * i);
+  key->add(head);
+  for (int k = 0; k < l.rank; ++k) key->add(l.dims[k]);
+  for (int i = 0; i < l.inputs; ++i)
+    for (int k = 0; k < l.rank; ++k) key->add(l.stride[i][k]);
+  for (int i = 0; i < l.inputs; ++i) key->add_address(p.in[i]);
+  key->add_address(p.out);
+  return true;
+}
+
 }  // namespace broadcast
 }  // namespace kgen

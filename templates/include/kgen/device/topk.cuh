@@ -748,33 +748,71 @@ __global__ void __launch_bounds__(BLOCK)
 
 // ---- the segmented sort's output pass -------------------------------------------
 
+// The first k sorted keys of each row (rows of `stride` keys: k, or n when
+// every key was sorted) written out.
 template <class T>
 __global__ void emit_sorted_kernel(const T* __restrict__ x, T* __restrict__ values,
                                    int64_t* __restrict__ indices, const key_t<T>* keys,
-                                   int64_t n, int64_t k, int64_t total) {
+                                   int64_t n, int64_t k, int64_t stride, int64_t total) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
-       i += int64_t{gridDim.x} * blockDim.x)
-    emit(x + (i / k) * n, values, indices, i, keys[i]);
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t row = i / k;
+    emit(x + row * n, values, indices, i, keys[row * stride + (i - row * k)]);
+  }
+}
+
+// Every element's key (sorts_all), in row order, and the rows' offsets
+// (row r's keys start at r x n) for the segmented sort.
+template <class T>
+__global__ void all_keys_kernel(const T* __restrict__ x, key_t<T>* __restrict__ keys, int* offsets,
+                                int64_t batch, int64_t n, bool largest) {
+  const int64_t total = batch * n;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t row = i / n;
+    keys[i] = make_key<T>(order_bits<T>(x[i], largest), static_cast<uint32_t>(i - row * n));
+    if (i - row * n == 0) offsets[row] = static_cast<int>(row * n);
+    if (i == total - 1) offsets[batch] = static_cast<int>(total);
+  }
 }
 
 // ---- launchers ----------------------------------------------------------------------
 
 inline char* region(const Problem& p, std::size_t at) { return static_cast<char*>(p.workspace) + at; }
 
+inline unsigned grid_for(int64_t total) {
+  return static_cast<unsigned>((total + 255) / 256 < 4096 ? (total + 255) / 256 : 4096);
+}
+
+// Sorts the batch's rows of `per_row` keys (k, or n when sorts_all) and
+// writes the first k of each.
 template <class T>
-cudaError_t sort_in_global(const Problem& p, const Plan& pl, const void* keys, cudaStream_t stream) {
-  const int64_t total = p.batch * p.k;
+cudaError_t sort_in_global(const Problem& p, const Plan& pl, const void* keys, cudaStream_t stream,
+                           int64_t per_row) {
   void* sorted = region(p, pl.sorted_keys_at);
   cudaError_t err = kgen::topk::segmented_sort(
-      static_cast<int>(sizeof(key_t<T>)), kKeyWidth<T>, keys, sorted, total, p.batch,
+      static_cast<int>(sizeof(key_t<T>)), kKeyWidth<T>, keys, sorted, p.batch * per_row, p.batch,
       reinterpret_cast<const int*>(region(p, pl.offsets_at)), region(p, pl.sort_temp_at), pl.sort_temp,
       stream);
   if (err != cudaSuccess) return err;
-  const int64_t blocks = (total + 255) / 256 < 4096 ? (total + 255) / 256 : 4096;
-  emit_sorted_kernel<T><<<static_cast<unsigned>(blocks), 256, 0, stream>>>(
-      static_cast<const T*>(p.x), static_cast<T*>(p.values), p.indices,
-      static_cast<const key_t<T>*>(sorted), p.n, p.k, total);
+  const int64_t total = p.batch * p.k;
+  emit_sorted_kernel<T><<<grid_for(total), 256, 0, stream>>>(static_cast<const T*>(p.x), static_cast<T*>(p.values),
+                                                            p.indices, static_cast<const key_t<T>*>(sorted), p.n,
+                                                            p.k, per_row, total);
   return cudaGetLastError();
+}
+
+// sorts_all: every key of every row, sorted, the first k written.
+template <class T>
+cudaError_t sort_all(const Problem& p, cudaStream_t stream) {
+  const Plan pl = kgen::topk::plan_sort_all(p);
+  key_t<T>* keys = reinterpret_cast<key_t<T>*>(region(p, pl.selected_at));
+  all_keys_kernel<T><<<grid_for(p.batch * p.n), 256, 0, stream>>>(
+      static_cast<const T*>(p.x), keys, reinterpret_cast<int*>(region(p, pl.offsets_at)), p.batch, p.n,
+      p.largest);
+  const cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess) return err;
+  return sort_in_global<T>(p, pl, keys, stream, p.n);
 }
 
 template <class T, int BLOCK, int ITEMS, int R, int P>
@@ -788,12 +826,13 @@ cudaError_t launch_block(const void* problem, cudaStream_t stream) {
       Output{p.n, p.k, p.largest, p.sorted});
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess || kgen::topk::sorts_in_block(p)) return err;
-  return sort_in_global<T>(p, pl, keys, stream);
+  return sort_in_global<T>(p, pl, keys, stream, p.k);
 }
 
 template <class T, int BLOCK, int R, int P>
 cudaError_t launch_multi(const void* problem, cudaStream_t stream) {
   const Problem& p = *static_cast<const Problem*>(problem);
+  if (kgen::topk::sorts_all(p)) return sort_all<T>(p, stream);
   const Plan pl = kgen::topk::plan_multi(p, BLOCK, P, R);
   MultiArgs a{reinterpret_cast<RowState*>(region(p, pl.state_at)),
               reinterpret_cast<unsigned*>(region(p, pl.hist_at)), region(p, pl.selected_at),
@@ -840,7 +879,7 @@ cudaError_t launch_multi(const void* problem, cudaStream_t stream) {
   err = launch_chained(chained, multi_finish_kernel<T, 1024, R>, dim3(static_cast<unsigned>(p.batch)),
                        1024, stream, x, static_cast<T*>(p.values), p.indices, a, o);
   if (err != cudaSuccess || kgen::topk::sorts_in_block(p)) return err;
-  return sort_in_global<T>(p, pl, a.selected, stream);
+  return sort_in_global<T>(p, pl, a.selected, stream, p.k);
 }
 
 template <class T, int C, int P>
