@@ -79,9 +79,10 @@ std::vector<Shape> shapes() {
           {2, 1000, 1000},  {7, 1023, 64},    {3, 4096, 32},    {2, 4097, 256},  {33, 5000, 100},
           {64, 1024, 8},    {3, 8193, 250},   {2, 32768, 64},   {1, 32769, 5},   {1, 40000, 300},
           {2, 100000, 2048}, {3, 9000, 4097}, {1, 70000, 9000}, {300, 33, 20},   {2, 65536, 1},
-          // k past 2048 x batch: sorted a row at a time over the whole GPU (topk/sort.cu);
-          // sorted and k >= n / 2: every key sorted (sorts_all), a row at a time or segmented
-          {2, 70001, 66000}, {3, 20000, 19999}, {40, 5000, 4500}};
+          // k past one block's sort: the whole batch sorted at once (topk/sort.cu), or a
+          // row at a time for a few rows of millions; sorted and k >= n / 2: every key
+          // sorted (sorts_all)
+          {2, 70001, 66000}, {3, 20000, 19999}, {40, 5000, 4500}, {2, 1048577, 600000}};
 }
 
 const std::vector<const kgen::VariantInfo*>& variants(kgen_dtype_t d) {

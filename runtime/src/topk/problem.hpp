@@ -31,7 +31,7 @@ constexpr int64_t kMaxRow = 0xffffffffll;
 
 // The selected k of a row are sorted inside one block when they fit its
 // shared memory (32 KiB of keys: 4096 8-byte keys, 2048 16-byte ones for
-// float64), else by a radix sort over the whole batch (segmented_sort).
+// float64), else by a radix sort over the whole GPU (global_sort).
 inline int key_bytes(kgen_dtype_t d) { return d == KGEN_FLOAT64 ? 16 : 8; }
 // The significant bits of a key: the order bits and the 32 index bits.
 inline int key_bits(kgen_dtype_t d) {
@@ -40,7 +40,7 @@ inline int key_bits(kgen_dtype_t d) {
 inline int64_t block_sort_capacity(kgen_dtype_t d) { return 32768 / key_bytes(d); }
 inline bool sorts_in_block(const Problem& p) { return p.k <= block_sort_capacity(p.dtype); }
 
-// The segmented sort takes int item counts.
+// The global sort takes int item counts.
 constexpr int64_t kMaxSortedItems = 0x7fffffffll;
 
 inline int64_t div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -52,11 +52,11 @@ struct Plan {
   int64_t offers_per_warp = 0;  // multi: keys each warp offers for the bound (0: no bound pass)
   int64_t candidates = 0;      // multi: capacity of a row's candidate list
   std::size_t state = 0, hist = 0, selected = 0, cand = 0, tops = 0;  // multi's
-  std::size_t sorted_keys = 0, offsets = 0, sort_temp = 0;  // the segmented sort's
+  std::size_t sorted_keys = 0, sort_temp = 0;  // the global sort's
   std::size_t bytes = 0;
   // byte offsets of the regions, in the order above
   std::size_t state_at = 0, hist_at = 0, selected_at = 0, cand_at = 0, tops_at = 0;
-  std::size_t sorted_keys_at = 0, offsets_at = 0, sort_temp_at = 0;
+  std::size_t sorted_keys_at = 0, sort_temp_at = 0;
 };
 
 // Per-row state of the multi-block select (workspace, zeroed each call).
@@ -79,17 +79,22 @@ struct alignas(16) RowState {
 
 // The descending sort of `items` keys in `segments` rows of equal length
 // over their low `key_bits` bits (runtime/src/topk/sort.cu): the scratch it
-// needs (0 when the query fails), and the sort.  CUB's segmented radix
-// sort (a block a row), or, when a row holds at least kBlockSortedKeys keys
-// for each row of the batch, its device-wide sort a row at a time.
-constexpr int64_t kBlockSortedKeys = 2048;
-inline bool row_by_row(int64_t items, int64_t segments) {
-  return items / segments >= kBlockSortedKeys * segments;
+// needs (0 when the query fails), and the sort, which leaves the sorted keys
+// in `in` or `out` (*result).  CUB's device-wide radix sort of the whole
+// batch, each key carrying its row, then a stable sort by row; or, for a
+// few rows of millions, each row alone.  H200, kgen-bench and the top-k
+// sweep (topk v10): against CUB's segmented sort (a block a row, kept
+// before for rows under 2048 keys a row of the batch) the batch-wide sort
+// took 0.57-0.81x the time from 2 rows of 5000 to 4000 rows of 4097, 0.15x
+// at 34 rows of 93125; rows one after another won only for 2 rows of 1.2M
+// and more (0.80-0.90x), tied at 3 of 2.5M, and lost at 6 of 1.56M (1.08x).
+constexpr int64_t kRowSortedKeys = 1 << 20;
+inline bool sorts_row_by_row(int64_t items, int64_t segments) {
+  return segments > 1 && items / segments >= kRowSortedKeys * (segments - 1);
 }
-std::size_t segmented_sort_bytes(int key_bytes, int key_bits, int64_t items, int64_t segments);
-cudaError_t segmented_sort(int key_bytes, int key_bits, const void* in, void* out, int64_t items,
-                           int64_t segments, const int* offsets, void* temp, std::size_t temp_bytes,
-                           cudaStream_t stream);
+std::size_t global_sort_bytes(int key_bytes, int key_bits, int64_t items, int64_t segments);
+cudaError_t global_sort(int key_bytes, int key_bits, void* in, void* out, int64_t items, int64_t segments,
+                        void* temp, std::size_t temp_bytes, cudaStream_t stream, const void** result);
 
 inline void lay_out(Plan& pl) {
   std::size_t at = 0;
@@ -103,21 +108,19 @@ inline void lay_out(Plan& pl) {
   put(pl.cand, &pl.cand_at);
   put(pl.tops, &pl.tops_at);
   put(pl.sorted_keys, &pl.sorted_keys_at);
-  put(pl.offsets, &pl.offsets_at);
   put(pl.sort_temp, &pl.sort_temp_at);
   pl.bytes = at;
 }
 
-// The segmented sort's regions, when k does not fit one block's sort: the
-// unsorted keys (row stride k), their sorted copy, the row offsets and
-// CUB's scratch.
+// The global sort's regions, when k does not fit one block's sort: the
+// unsorted keys (row stride k), a second buffer for them, and the sort's
+// scratch (row numbers and CUB's).
 inline void plan_sort(Plan& pl, const Problem& p) {
   if (sorts_in_block(p)) return;
   const std::size_t keys = static_cast<std::size_t>(p.batch * p.k) * key_bytes(p.dtype);
   if (pl.selected == 0) pl.selected = keys;
   pl.sorted_keys = keys;
-  pl.offsets = static_cast<std::size_t>(p.batch + 1) * sizeof(int);
-  pl.sort_temp = segmented_sort_bytes(key_bytes(p.dtype), key_bits(p.dtype), p.batch * p.k, p.batch);
+  pl.sort_temp = global_sort_bytes(key_bytes(p.dtype), key_bits(p.dtype), p.batch * p.k, p.batch);
 }
 
 // Blocks per row of the multi-block select: one wave over the batch, each
@@ -159,8 +162,7 @@ inline Plan plan_sort_all(const Problem& p) {
   const std::size_t keys = static_cast<std::size_t>(p.batch * p.n) * key_bytes(p.dtype);
   pl.selected = keys;
   pl.sorted_keys = keys;
-  pl.offsets = static_cast<std::size_t>(p.batch + 1) * sizeof(int);
-  pl.sort_temp = segmented_sort_bytes(key_bytes(p.dtype), key_bits(p.dtype), p.batch * p.n, p.batch);
+  pl.sort_temp = global_sort_bytes(key_bytes(p.dtype), key_bits(p.dtype), p.batch * p.n, p.batch);
   lay_out(pl);
   return pl;
 }

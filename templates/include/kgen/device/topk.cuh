@@ -20,7 +20,8 @@
 //          the next digit and compacts the bucket into a list that the next
 //          pass reads instead of the row, until one block's sort holds them.
 // When k is too large for one block's sort, the collected keys go through a
-// segmented radix sort (CUB) and an output pass.
+// radix sort over the whole GPU (CUB; runtime/src/topk/sort.cu) and an
+// output pass.
 #pragma once
 
 #include "kgen/device/common.cuh"
@@ -107,7 +108,7 @@ __device__ __forceinline__ uint64_t opaque(uint64_t v) {
 template <class T, int BLOCK, int ITEMS, int R, int P>
 __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
     block_kernel(const T* __restrict__ x, T* __restrict__ values, int64_t* __restrict__ indices,
-                 key_t<T>* global_keys, int* offsets, int64_t batch, Output o) {
+                 key_t<T>* global_keys, Output o) {
   using Key = key_t<T>;
   using Bits = bits_t<T>;
   constexpr int NP = ITEMS / P;
@@ -217,7 +218,7 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
   each([&](Key key, bool valid) { collect<T>(c, key, valid && key >= t); });
   __syncthreads();
   if (small) finish_candidates<BLOCK, T>(sort_keys, static_cast<int>(o.k), row, values, indices, r, o);
-  else prepare_global_sort<BLOCK, T>(c.keys, kth, offsets, r, batch, o);
+  else prepare_global_sort<BLOCK, T>(c.keys, kth, o);
 }
 
 // ---- multi: several blocks per row ------------------------------------------
@@ -228,7 +229,6 @@ struct MultiArgs {
   void* selected;      // batch x k keys
   void* cand;          // batch x 2 lists x candidates keys
   void* tops;          // batch x warps x offers_per_warp keys offered for the bound
-  int* offsets;
   int64_t batch, candidates, offers_per_warp;
 };
 
@@ -646,7 +646,7 @@ __global__ void __launch_bounds__(BLOCK)
   __syncthreads();
   for (int64_t i = threadIdx.x; i < o.k; i += BLOCK) atomic_min_bits(&kth, key_order<T>(sel[i]));
   __syncthreads();
-  prepare_global_sort<BLOCK, T>(sel, kth, a.offsets, r, a.batch, o);
+  prepare_global_sort<BLOCK, T>(sel, kth, o);
 }
 
 // ---- queue: one warp per row, the best keys in registers ----------------------
@@ -746,7 +746,7 @@ __global__ void __launch_bounds__(BLOCK)
     if (j * 32 + lane < k) emit(row, values, indices, r * o.k + j * 32 + lane, list[j]);
 }
 
-// ---- the segmented sort's output pass -------------------------------------------
+// ---- the global sort's output pass ----------------------------------------------
 
 // The first k sorted keys of each row (rows of `stride` keys: k, or n when
 // every key was sorted) written out.
@@ -761,18 +761,15 @@ __global__ void emit_sorted_kernel(const T* __restrict__ x, T* __restrict__ valu
   }
 }
 
-// Every element's key (sorts_all), in row order, and the rows' offsets
-// (row r's keys start at r x n) for the segmented sort.
+// Every element's key (sorts_all), in row order.
 template <class T>
-__global__ void all_keys_kernel(const T* __restrict__ x, key_t<T>* __restrict__ keys, int* offsets,
-                                int64_t batch, int64_t n, bool largest) {
+__global__ void all_keys_kernel(const T* __restrict__ x, key_t<T>* __restrict__ keys, int64_t batch, int64_t n,
+                                bool largest) {
   const int64_t total = batch * n;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
        i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t row = i / n;
     keys[i] = make_key<T>(order_bits<T>(x[i], largest), static_cast<uint32_t>(i - row * n));
-    if (i - row * n == 0) offsets[row] = static_cast<int>(row * n);
-    if (i == total - 1) offsets[batch] = static_cast<int>(total);
   }
 }
 
@@ -787,13 +784,11 @@ inline unsigned grid_for(int64_t total) {
 // Sorts the batch's rows of `per_row` keys (k, or n when sorts_all) and
 // writes the first k of each.
 template <class T>
-cudaError_t sort_in_global(const Problem& p, const Plan& pl, const void* keys, cudaStream_t stream,
-                           int64_t per_row) {
-  void* sorted = region(p, pl.sorted_keys_at);
-  cudaError_t err = kgen::topk::segmented_sort(
-      static_cast<int>(sizeof(key_t<T>)), kKeyWidth<T>, keys, sorted, p.batch * per_row, p.batch,
-      reinterpret_cast<const int*>(region(p, pl.offsets_at)), region(p, pl.sort_temp_at), pl.sort_temp,
-      stream);
+cudaError_t sort_in_global(const Problem& p, const Plan& pl, void* keys, cudaStream_t stream, int64_t per_row) {
+  const void* sorted = nullptr;  // the sort leaves them in `keys` or the sorted region
+  cudaError_t err = kgen::topk::global_sort(
+      static_cast<int>(sizeof(key_t<T>)), kKeyWidth<T>, keys, region(p, pl.sorted_keys_at), p.batch * per_row,
+      p.batch, region(p, pl.sort_temp_at), pl.sort_temp, stream, &sorted);
   if (err != cudaSuccess) return err;
   const int64_t total = p.batch * p.k;
   emit_sorted_kernel<T><<<grid_for(total), 256, 0, stream>>>(static_cast<const T*>(p.x), static_cast<T*>(p.values),
@@ -808,8 +803,7 @@ cudaError_t sort_all(const Problem& p, cudaStream_t stream) {
   const Plan pl = kgen::topk::plan_sort_all(p);
   key_t<T>* keys = reinterpret_cast<key_t<T>*>(region(p, pl.selected_at));
   all_keys_kernel<T><<<grid_for(p.batch * p.n), 256, 0, stream>>>(
-      static_cast<const T*>(p.x), keys, reinterpret_cast<int*>(region(p, pl.offsets_at)), p.batch, p.n,
-      p.largest);
+      static_cast<const T*>(p.x), keys, p.batch, p.n, p.largest);
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) return err;
   return sort_in_global<T>(p, pl, keys, stream, p.n);
@@ -820,9 +814,8 @@ cudaError_t launch_block(const void* problem, cudaStream_t stream) {
   const Problem& p = *static_cast<const Problem*>(problem);
   const Plan pl = kgen::topk::plan_block(p);
   key_t<T>* keys = pl.bytes ? reinterpret_cast<key_t<T>*>(region(p, pl.selected_at)) : nullptr;
-  int* offsets = pl.bytes ? reinterpret_cast<int*>(region(p, pl.offsets_at)) : nullptr;
   block_kernel<T, BLOCK, ITEMS, R, P><<<static_cast<unsigned>(p.batch), BLOCK, 0, stream>>>(
-      static_cast<const T*>(p.x), static_cast<T*>(p.values), p.indices, keys, offsets, p.batch,
+      static_cast<const T*>(p.x), static_cast<T*>(p.values), p.indices, keys,
       Output{p.n, p.k, p.largest, p.sorted});
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess || kgen::topk::sorts_in_block(p)) return err;
@@ -836,8 +829,8 @@ cudaError_t launch_multi(const void* problem, cudaStream_t stream) {
   const Plan pl = kgen::topk::plan_multi(p, BLOCK, P, R);
   MultiArgs a{reinterpret_cast<RowState*>(region(p, pl.state_at)),
               reinterpret_cast<unsigned*>(region(p, pl.hist_at)), region(p, pl.selected_at),
-              region(p, pl.cand_at), region(p, pl.tops_at), reinterpret_cast<int*>(region(p, pl.offsets_at)),
-              p.batch, pl.candidates, pl.offers_per_warp};
+              region(p, pl.cand_at), region(p, pl.tops_at), p.batch,
+              pl.candidates, pl.offers_per_warp};
   const Output o{p.n, p.k, p.largest, p.sorted};
   // the row states and digit counts start at zero
   cudaError_t err = cudaMemsetAsync(p.workspace, 0, pl.selected_at, stream);

@@ -212,17 +212,11 @@ __device__ void finish_candidates(key_t<T>* keys, int m, const T* row, T* values
 }
 
 // When k is too large for that: the keys were collected to the row's global
-// list; unsorted output relabels them in place, and the row's sort offset is
-// written for the segmented sort that follows.
+// list for the sort that follows; unsorted output relabels them in place.
 template <int BLOCK, class T>
-__device__ void prepare_global_sort(key_t<T>* keys, bits_t<T> kth, int* offsets, int64_t row_id,
-                                    int64_t batch, const Output& o) {
+__device__ void prepare_global_sort(key_t<T>* keys, bits_t<T> kth, const Output& o) {
   if (!o.sorted)
     for (int64_t i = threadIdx.x; i < o.k; i += BLOCK) keys[i] = unsorted_key<T>(keys[i], kth);
-  if (threadIdx.x == 0) {
-    offsets[row_id] = static_cast<int>(row_id * o.k);
-    if (row_id == batch - 1) offsets[batch] = static_cast<int>(batch * o.k);
-  }
 }
 
 }  // namespace topk
