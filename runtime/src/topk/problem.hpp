@@ -37,6 +37,10 @@ inline int key_bytes(kgen_dtype_t d) { return d == KGEN_FLOAT64 ? 16 : 8; }
 inline int key_bits(kgen_dtype_t d) {
   return d == KGEN_FLOAT64 ? 96 : d == KGEN_FLOAT16 || d == KGEN_BFLOAT16 ? 48 : 64;
 }
+// The bits the global sort orders by: an unsorted output's keys hold only
+// whether the element beats the k-th (bit 32) and its inverted index
+// (topk_keys.cuh unsorted_key): 33 bits, 5 digit passes instead of 8.
+inline int sort_key_bits(const Problem& p) { return p.sorted ? key_bits(p.dtype) : 33; }
 inline int64_t block_sort_capacity(kgen_dtype_t d) { return 32768 / key_bytes(d); }
 inline bool sorts_in_block(const Problem& p) { return p.k <= block_sort_capacity(p.dtype); }
 
@@ -120,7 +124,7 @@ inline void plan_sort(Plan& pl, const Problem& p) {
   const std::size_t keys = static_cast<std::size_t>(p.batch * p.k) * key_bytes(p.dtype);
   if (pl.selected == 0) pl.selected = keys;
   pl.sorted_keys = keys;
-  pl.sort_temp = global_sort_bytes(key_bytes(p.dtype), key_bits(p.dtype), p.batch * p.k, p.batch);
+  pl.sort_temp = global_sort_bytes(key_bytes(p.dtype), sort_key_bits(p), p.batch * p.k, p.batch);
 }
 
 // Blocks per row of the multi-block select: one wave over the batch, each

@@ -787,7 +787,7 @@ template <class T>
 cudaError_t sort_in_global(const Problem& p, const Plan& pl, void* keys, cudaStream_t stream, int64_t per_row) {
   const void* sorted = nullptr;  // the sort leaves them in `keys` or the sorted region
   cudaError_t err = kgen::topk::global_sort(
-      static_cast<int>(sizeof(key_t<T>)), kKeyWidth<T>, keys, region(p, pl.sorted_keys_at), p.batch * per_row,
+      static_cast<int>(sizeof(key_t<T>)), kgen::topk::sort_key_bits(p), keys, region(p, pl.sorted_keys_at), p.batch * per_row,
       p.batch, region(p, pl.sort_temp_at), pl.sort_temp, stream, &sorted);
   if (err != cudaSuccess) return err;
   const int64_t total = p.batch * p.k;
