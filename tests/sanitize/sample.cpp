@@ -554,7 +554,7 @@ std::vector<TopkSpec> topk_specs(const kgen::gen::TopkParams& q) {
     }
     case T::multi: {
       // 3 blocks a row with the bound pass (small k); k past one block's
-      // sort, without it (candidate lists, the segmented sort)
+      // sort, without it (candidate lists, the global sort)
       const int64_t chunk = int64_t{q.block_size} * p * 4;
       return {{2, 2 * chunk + 3 * p, 9, 1, 1}, {3, round_up(std::max<int64_t>(3 * chunk, 10000) + p, p), 4500, 0, 1}};
     }

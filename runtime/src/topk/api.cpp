@@ -41,7 +41,7 @@ kgen_status_t validate_problem(kgen_dtype_t dtype, int64_t batch, int64_t n, int
   *p = Problem{dtype, batch, n, k, largest != 0, sorted != 0, x, nullptr, nullptr, nullptr, 0, nullptr};
   if (!sorts_in_block(*p) && outputs > kMaxSortedItems)
     return fail(KGEN_ERROR_UNSUPPORTED,
-                "k: %lld x %lld selected elements exceed the segmented sort's 2^31 - 1 "
+                "k: %lld x %lld selected elements exceed the global sort's 2^31 - 1 "
                 "(k above %lld is sorted across the batch)",
                 static_cast<long long>(batch), static_cast<long long>(k),
                 static_cast<long long>(block_sort_capacity(dtype)));
