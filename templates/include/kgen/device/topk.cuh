@@ -786,9 +786,9 @@ inline unsigned grid_for(int64_t total) {
 template <class T>
 cudaError_t sort_in_global(const Problem& p, const Plan& pl, void* keys, cudaStream_t stream, int64_t per_row) {
   const void* sorted = nullptr;  // the sort leaves them in `keys` or the sorted region
-  cudaError_t err = kgen::topk::global_sort(
-      static_cast<int>(sizeof(key_t<T>)), kgen::topk::sort_key_bits(p), keys, region(p, pl.sorted_keys_at), p.batch * per_row,
-      p.batch, region(p, pl.sort_temp_at), pl.sort_temp, stream, &sorted);
+  cudaError_t err = kgen::topk::global_sort(static_cast<int>(sizeof(key_t<T>)), kgen::topk::sort_key_bits(p), keys,
+                                            region(p, pl.sorted_keys_at), p.batch * per_row, p.batch,
+                                            region(p, pl.sort_temp_at), pl.sort_temp, stream, &sorted);
   if (err != cudaSuccess) return err;
   const int64_t total = p.batch * p.k;
   emit_sorted_kernel<T><<<grid_for(total), 256, 0, stream>>>(static_cast<const T*>(p.x), static_cast<T*>(p.values),
@@ -829,8 +829,7 @@ cudaError_t launch_multi(const void* problem, cudaStream_t stream) {
   const Plan pl = kgen::topk::plan_multi(p, BLOCK, P, R);
   MultiArgs a{reinterpret_cast<RowState*>(region(p, pl.state_at)),
               reinterpret_cast<unsigned*>(region(p, pl.hist_at)), region(p, pl.selected_at),
-              region(p, pl.cand_at), region(p, pl.tops_at), p.batch,
-              pl.candidates, pl.offers_per_warp};
+              region(p, pl.cand_at), region(p, pl.tops_at), p.batch, pl.candidates, pl.offers_per_warp};
   const Output o{p.n, p.k, p.largest, p.sorted};
   // the row states and digit counts start at zero
   cudaError_t err = cudaMemsetAsync(p.workspace, 0, pl.selected_at, stream);
