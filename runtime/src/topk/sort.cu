@@ -21,8 +21,6 @@ namespace {
 
 using Row = unsigned;
 
-std::size_t aligned(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
-
 int bits_for(int64_t values) {  // bits that hold 0 .. values - 1, at least 1
   int b = 1;
   while (b < 62 && (int64_t{1} << b) < values) ++b;
@@ -57,7 +55,7 @@ cudaError_t sort_batch(void* temp, std::size_t& temp_bytes, Key* in, Key* out, i
                        int key_bits, cudaStream_t stream, const void** result) {
   const int n = static_cast<int>(items);
   const int row_bits = bits_for(segments);
-  const std::size_t rows_bytes = aligned(static_cast<std::size_t>(items) * sizeof(Row));
+  const std::size_t rows_bytes = round_up(static_cast<std::size_t>(items) * sizeof(Row));
   char* base = static_cast<char*>(temp);
   cub::DoubleBuffer<Key> keys(in, out);
   cub::DoubleBuffer<Row> rows(temp ? reinterpret_cast<Row*>(base) : nullptr,
