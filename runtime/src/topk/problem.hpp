@@ -166,7 +166,7 @@ inline Plan plan_sort_all(const Problem& p) {
   const std::size_t keys = static_cast<std::size_t>(p.batch * p.n) * key_bytes(p.dtype);
   pl.selected = keys;
   pl.sorted_keys = keys;
-  pl.sort_temp = global_sort_bytes(key_bytes(p.dtype), key_bits(p.dtype), p.batch * p.n, p.batch);
+  pl.sort_temp = global_sort_bytes(key_bytes(p.dtype), sort_key_bits(p), p.batch * p.n, p.batch);
   lay_out(pl);
   return pl;
 }
