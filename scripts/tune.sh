@@ -20,7 +20,7 @@ for f in ${families//,/ }; do
   regex="${regex:+$regex|}$pat"
 done
 t0=$(date +%s)
-meson setup build-tune -Dlevel=full -Darch=sm_90 -Ddtypes=f32,f16,bf16 -Dtests=false "-Dkernels=^($regex)" \
+meson setup --reconfigure build-tune -Dlevel=full -Darch=sm_90 -Ddtypes=f32,f16,bf16 -Dtests=false "-Dkernels=^($regex)" \
   > "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
 ninja -C build-tune tuning/kgen-tune >> "$out/build.log" 2>&1 || { grep -E "error" -A5 "$out/build.log" | head -60; exit 1; }
 echo "build (full level of $families, $(grep -c '&v_' build-tune/generated/registry.gen.cpp) variants): $(( $(date +%s) - t0 )) s"

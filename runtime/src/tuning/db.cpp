@@ -143,13 +143,18 @@ std::string arch_of(const DeviceInfo& device) {
   return "sm_" + std::to_string(device.major) + std::to_string(device.minor);
 }
 
+// Only the GPU model a database was measured on: the H100 database on an
+// H200 (same arch and SM count) gained 1.6-2.5% in geomean on three
+// families' held-out shapes but ran 7 of 175 slower than the heuristic, by
+// up to 1.39x (tuning/results/H200_report_h100_db.md), and an entry cannot
+// be trusted on a model it was never timed on.
 int choose(const std::vector<Database>& dbs, const DeviceInfo& device) {
   const std::string arch = arch_of(device);
   int best = -1;
   for (int k = 0; k < static_cast<int>(dbs.size()); ++k) {
     const Database& db = dbs[k];
-    if (db.arch != arch) continue;
-    if (db.gpu == device.name && db.sm_count == device.sm_count) return k;
+    if (db.arch != arch || db.gpu != device.name) continue;
+    if (db.sm_count == device.sm_count) return k;
     if (best < 0 || std::abs(db.sm_count - device.sm_count) < std::abs(dbs[best].sm_count - device.sm_count))
       best = k;
   }

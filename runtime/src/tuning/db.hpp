@@ -9,8 +9,8 @@
 //
 // Which databases apply: KGEN_TUNING_DB=path replaces the compiled-in ones
 // (KGEN_TUNING_DB=off turns tuning off); of the compiled-in ones, the one of
-// this GPU's name and SM count, else the one of its arch with the nearest SM
-// count.  A database that does not parse, was measured on other kernels
+// this GPU's name and SM count, else the one of its name with the nearest SM
+// count (a partitioned GPU); another model gets none.  A database that does not parse, was measured on other kernels
 // (generator hash) or names a variant that is not compiled in is ignored
 // with one warning on stderr.  Loaded on first use, immutable after.
 #pragma once
@@ -54,8 +54,8 @@ bool load(std::string_view text, std::string_view generator_hash, FindVariant fi
           std::string* why);
 
 // The database for a device: the exact GPU name and SM count, else the same
-// arch ("sm_90" from major.minor) with the nearest SM count (the first on a
-// tie); -1 when none is of this arch.
+// name and arch ("sm_90" from major.minor) with the nearest SM count (the
+// first on a tie); -1 when none is of this GPU model.
 int choose(const std::vector<Database>& dbs, const DeviceInfo& device);
 
 // "sm_90" for a device of compute capability 9.0.
