@@ -204,7 +204,7 @@ TEST_CASE("rows no wide pack covers stay in registers at pack 1", "[selection][d
   // sweep: 2.8M rows of 26 float32 went a block a row to the smem tier,
   // 0.13x torch; bench/NOTES.md sweep v1)
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16, KGEN_FLOAT64}) {
-    // (rows of 3-64 go to the tile tier: the next test; odd rows of 640 to
+    // (rows of 3-40 go to the tile tier, 3-64 backward: the next test; odd rows of 640 to
     // 2048 to blocks of one or two warps)
     for (int64_t cols : {1, 333}) {
       if (d == KGEN_FLOAT64 && cols > 512) continue;
@@ -235,11 +235,12 @@ TEST_CASE("rows no wide pack covers stay in registers at pack 1", "[selection][d
   }
 }
 
-TEST_CASE("odd rows of 5-64 values and odd slabs of short axes go to the tile tier when they fill the GPU",
+TEST_CASE("odd rows of 3-40 values and odd slabs of short axes go to the tile tier when they fill the GPU",
           "[selection][default-set]") {
   // H100 (bench/NOTES.md tile v1): 1.3-1.8x the pack-1 warp and strided
   // variants on rows of 5-29 and slabs of (3, 281); slower on rows of 333
-  // and longer, and on tensors of a few tiles
+  // and longer, and on tensors of a few tiles; H200 (tile v3): slower on
+  // forward rows of 41-64
   auto pick_dim = [](kgen_dtype_t d, int64_t outer, int64_t axis, int64_t inner, uintptr_t off) {
     const kgen::DeviceInfo dev = h100();
     kgen::softmax::Problem prob{d, false, outer, axis, addr(off), const_cast<void*>(addr(1u << 20 | off)), &dev,
@@ -251,7 +252,13 @@ TEST_CASE("odd rows of 5-64 values and odd slabs of short axes go to the tile ti
   };
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16, KGEN_FLOAT64}) {
     INFO(elem(d));
-    for (int64_t cols : {3, 5, 17, 29, 63}) CHECK(pick_dim(d, 2000000, cols, 1, 0).tier == SoftmaxTier::tile);
+    for (int64_t cols : {3, 5, 17, 29, 39}) CHECK(pick_dim(d, 2000000, cols, 1, 0).tier == SoftmaxTier::tile);
+    // forward rows of 41-64 in a warp at pack 1
+    for (int64_t cols : {41, 55, 63}) {
+      const SoftmaxParams q = pick_dim(d, 2000000, cols, 1, 0);
+      CHECK(q.tier == SoftmaxTier::warp);
+      CHECK(q.cols_per_thread * q.group_width >= cols);
+    }
     // misaligned rows of a length a pack divides
     CHECK(pick_dim(d, 2000000, 32, 1, elem(d)).tier == SoftmaxTier::tile);
     // aligned ones keep their wide-pack warp variants
@@ -442,6 +449,12 @@ TEST_CASE("short-axis slabs: the tile where no wide strided pack fits, segments 
     const auto p = params_of<SoftmaxParams>(sel.variant);
     return std::make_pair(p, kgen::softmax::tile_shape(prob, int64_t{p.block_size} * p.cols_per_thread, elem(d)));
   };
+  // backward rows of 41-64 keep the tile (measured forward only)
+  for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16})
+    for (int64_t cols : {41, 63}) {
+      CHECK(pick_slab(d, 2000000, cols, 1, true).first.tier == SoftmaxTier::tile);
+      CHECK(pick_slab(d, 2000000, cols, 1, false).first.tier == SoftmaxTier::warp);
+    }
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16}) {
     INFO(elem(d));
     for (bool bwd : {false, true}) {

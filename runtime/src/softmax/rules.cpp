@@ -325,11 +325,16 @@ Score split_heuristic(const Params& q, const Problem& p) {
 //    162 in segments);
 //  - rows of 3-4 (after the tile's slots past the axis were skipped):
 //    1242x182x3x4 float16 10.8 us against 13.1 in the warp tier,
-//    2x512x149x5x3 float32 12.9 against 14.1 (random sweep).
+//    2x512x149x5x3 float32 12.9 against 14.1 (random sweep);
+//  - forward rows of 41-64 go to the warp tier (2 values a lane): H200,
+//    kgen-bench softmax_dim --variants over rows of 23-63 (10 MB float32):
+//    the tile 1.03-1.39x the best warp variant's time from 41 values on,
+//    0.76-0.93x at 23-29, 0.88-1.19x at 33-37 (bench/NOTES.md tile v3).
+//    The backward was not measured there and keeps rows up to 64.
 // Among tiles: the fewest idle eighths of the tile, then blocks of 64
 // threads (32-128 within 5% on the sweep's problems but bfloat16 rows of
 // 673, which no rule gives the tile), then the smaller tile.
-constexpr int64_t kTileMinRow = 3, kTileMaxRow = 64;
+constexpr int64_t kTileMinRow = 3, kTileMaxRow = 64, kTileMaxForwardRow = 40;
 // Segments selection takes, in 16-byte packs (tile_shape allows
 // kTileMinSegmentPacks, so that every variant runs such slabs).
 constexpr int64_t kTileMinSelectedSegmentPacks = 32;
@@ -341,7 +346,7 @@ Score tile_heuristic(const Params& q, const Problem& p) {
   auto covers = [&](int64_t bytes) { return aligned_all(p, bytes) && (p.inner == 1 ? p.cols : p.inner) % (bytes / size) == 0; };
   const bool slab = p.inner > 1;
   if (covers(16) || (slab && !backward(p) && size < 8 && covers(8)) ||
-      (!slab && (p.cols < kTileMinRow || p.cols > kTileMaxRow)))
+      (!slab && (p.cols < kTileMinRow || p.cols > (backward(p) ? kTileMaxRow : kTileMaxForwardRow))))
     return Score::reject();
   const int64_t cap = int64_t{q.block_size} * q.cols_per_thread;
   const TileShape sh = tile_shape(p, cap, size);
