@@ -122,6 +122,19 @@ int64_t numel(const std::vector<int64_t>& shape) {
   return n;
 }
 
+// A CTA (or cluster) a row on many short rows: tens of thousands of CTAs
+// each holding a few values, 5-300x the warp and tile tiers' time (H200,
+// kgen-bench softmax_dim --variants, 497681 rows of 3: the block tier 307
+// us, the tile 13), and each run of a cluster variant there takes up to a
+// quarter second; the heuristic never picks them.  Both directions' names.
+bool softmax_row_per_cta_hopeless(const std::string& v, int64_t rows, int64_t cols, int64_t inner) {
+  if (inner != 1 || cols > 256 || rows < 65536) return false;
+  for (const char* tier : {"block_", "cluster_", "smem_", "uncached_", "split_"})
+    if (v.find(std::string("softmax_") + tier) == 0 || v.find(std::string("softmax_backward_") + tier) == 0)
+      return true;
+  return false;
+}
+
 struct SoftmaxCase : Case {
   kgen_dtype_t d;
   int64_t batch = 1, heads = 1, outer, axis, inner;
@@ -186,6 +199,9 @@ struct SoftmaxCase : Case {
     }
     return kgen_softmax_dim_selected(log, d, outer, axis, inner, b[0], b[1], v);
   }
+  bool hopeless(const std::string& v) const override {
+    return softmax_row_per_cta_hopeless(v, batch * heads * outer, axis, inner);
+  }
 };
 
 struct SoftmaxBackwardCase : Case {
@@ -210,6 +226,7 @@ struct SoftmaxBackwardCase : Case {
     auto& b = buffers[0];
     return kgen_softmax_backward_selected(log, d, outer, axis, inner, b[0], b[1], b[2], v);
   }
+  bool hopeless(const std::string& v) const override { return softmax_row_per_cta_hopeless(v, outer, axis, inner); }
 };
 
 struct ReduceCase : Case {
