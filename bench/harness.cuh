@@ -134,14 +134,14 @@ int sets_past_l2(size_t l2_bytes, size_t bytes) {
 }
 
 // The samples of one variant on one case, in microseconds: `min_runs` to
-// `max_runs` event-timed launches after a warm-up, until their sum passes
-// budget_ms.  Sorted.
+// `max_runs` event-timed launches after `warmups` untimed ones, until their
+// sum passes budget_ms.  Sorted.
 std::vector<double> budget_samples(double budget_ms, int min_runs, int max_runs, int sets,
-                                   const std::function<void(int)>& fn) {
+                                   const std::function<void(int)>& fn, int warmups = 2) {
   cudaEvent_t a, b;
   CUDA_OK(cudaEventCreate(&a));
   CUDA_OK(cudaEventCreate(&b));
-  for (int i = 0; i < 2; ++i) fn(i % sets);
+  for (int i = 0; i < warmups; ++i) fn(i % sets);
   CUDA_OK(cudaDeviceSynchronize());
   std::vector<double> us;
   double spent_ms = 0;

@@ -10,9 +10,10 @@
 // Which databases apply: KGEN_TUNING_DB=path replaces the compiled-in ones
 // (KGEN_TUNING_DB=off turns tuning off); of the compiled-in ones, the one of
 // this GPU's name and SM count, else the one of its name with the nearest SM
-// count (a partitioned GPU); another model gets none.  A database that does not parse, was measured on other kernels
-// (generator hash) or names a variant that is not compiled in is ignored
-// with one warning on stderr.  Loaded on first use, immutable after.
+// count (a partitioned GPU); another model gets none.  A database that does
+// not parse, was measured on other kernels (generator hash) or names a
+// variant that is not compiled in is ignored with one warning on stderr.
+// Loaded on first use, immutable after.
 #pragma once
 
 #include <cstddef>
