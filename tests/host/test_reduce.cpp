@@ -145,9 +145,16 @@ TEST_CASE("rows: short ones to thread/warp groups, few long ones split, with the
     // argmax partials carry an index
     CHECK(pick(d, 1, 1 << 20, 1, KGEN_REDUCE_ARGMAX).plan.bytes >=
           static_cast<size_t>(pick(d, 1, 1 << 20, 1).plan.splits) * 16);
-    // a misaligned row start: pack 1
+    // a misaligned row start, and rows of an odd length: still 16-byte
+    // packs (each row's aligned body; head and tail an element at a time)
     Picked mis = pick(d, 4096, 1024, 1, KGEN_REDUCE_SUM, d == KGEN_FLOAT64 ? 8 : 4 + (elem(d) == 2 ? 2 : 0));
-    CHECK(mis.p.pack_size == 1);
+    CHECK(mis.p.pack_size * elem(d) == 16);
+    for (int64_t rows : {int64_t{4096}, int64_t{1}}) {
+      Picked odd = pick(d, rows, (int64_t{1} << 20) + 3, 1, KGEN_REDUCE_MAX);
+      INFO(odd.v->name);
+      CHECK(!odd.v->generic);
+      CHECK(odd.p.pack_size * elem(d) == 16);
+    }
   }
 }
 

@@ -96,18 +96,49 @@ __device__ __forceinline__ void tie_batch(Pack<T, P> (&v)[U], bool never) {
   if constexpr (sizeof(Pack<T, P>) > 4 && !(IsArg<R>::value && sizeof(T) == 2)) landed(v, never);
 }
 
-// Loads packs k0, k0 + STRIDE, ... (U of them, those below `end`) before
-// combining any: U independent loads in flight per thread (tie_batch).
+// Loads packs k0, k0 + STRIDE, ... (U of them, those below `end`) of a
+// row's body before combining any: U independent loads in flight per
+// thread (tie_batch).  Pack k holds the row's elements head + k * P on.
 template <class R, class T, int P, int U, int STRIDE>
-__device__ __forceinline__ void fold_packs(typename R::Acc& acc, const T* row, int64_t k0, int64_t end) {
+__device__ __forceinline__ void fold_packs(typename R::Acc& acc, const T* body, int head, int64_t k0,
+                                           int64_t end) {
   Pack<T, P> v[U];
 #pragma unroll
   for (int u = 0; u < U; ++u)
-    if (k0 + u * STRIDE < end) v[u] = reinterpret_cast<const Pack<T, P>*>(row)[k0 + u * STRIDE];
+    if (k0 + u * STRIDE < end) v[u] = reinterpret_cast<const Pack<T, P>*>(body)[k0 + u * STRIDE];
   tie_batch<R>(v, end < 0);  // end < 0: never
 #pragma unroll
   for (int u = 0; u < U; ++u)
-    if (k0 + u * STRIDE < end) R::accumulate_pack(acc, v[u], (k0 + u * STRIDE) * P);
+    if (k0 + u * STRIDE < end) R::accumulate_pack(acc, v[u], head + (k0 + u * STRIDE) * P);
+}
+
+// A row cut for P-element packs at any length and element alignment: the
+// elements before its first P * sizeof(T)-byte boundary (the head, fewer
+// than P), the whole packs after it (the body), the elements past the last
+// whole pack (the tail, fewer than P).  Odd rows and rows one element into
+// their storage read their body at full width; pack 1 has neither head nor
+// tail.
+struct RowCut {
+  int head;
+  int64_t packs;
+  int64_t tail_begin;  // head + packs * P
+};
+template <class T, int P>
+__device__ __forceinline__ RowCut cut_row(const T* row, int64_t cols) {
+  constexpr uintptr_t kBytes = sizeof(T) * P;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(row);
+  int64_t head = P == 1 ? 0 : static_cast<int64_t>(((kBytes - a % kBytes) % kBytes) / sizeof(T));
+  if (head > cols) head = cols;
+  const int64_t packs = (cols - head) / P;
+  return RowCut{static_cast<int>(head), packs, head + packs * P};
+}
+
+// Elements [from, to) of a row, those of this thread (first, first + step,
+// ...), in increasing order.
+template <class R, class T>
+__device__ __forceinline__ void fold_elements(typename R::Acc& acc, const T* row, int64_t from, int64_t to,
+                                              int first, int step) {
+  for (int64_t e = from + first; e < to; e += step) R::accumulate(acc, row[e], e);
 }
 
 // ------------------------------------------------ rows: thread and warp tiers
@@ -118,7 +149,6 @@ __global__ void __launch_bounds__(BLOCK)
     row_group_kernel(const T* __restrict__ x, typename R::Out* __restrict__ out, int64_t rows,
                      int64_t cols, typename R::C scale) {
   const int g_lane = threadIdx.x % G;
-  const int64_t packs = cols / P;
   const int64_t groups = int64_t{gridDim.x} * (BLOCK / G);
   // all lanes of a warp loop together (the shuffles need the whole warp):
   // the loop runs on the warp's first row
@@ -127,8 +157,13 @@ __global__ void __launch_bounds__(BLOCK)
     const int64_t row = base + (threadIdx.x % 32) / G;
     typename R::Acc acc = R::identity();
     if (row < rows) {
+      // a lane's elements in increasing order: head, body packs, tail
       const T* xr = x + row * cols;
-      for (int64_t k0 = g_lane; k0 < packs; k0 += int64_t{G} * U) fold_packs<R, T, P, U, G>(acc, xr, k0, packs);
+      const RowCut c = cut_row<T, P>(xr, cols);
+      fold_elements<R>(acc, xr, 0, c.head, g_lane, G);
+      for (int64_t k0 = g_lane; k0 < c.packs; k0 += int64_t{G} * U)
+        fold_packs<R, T, P, U, G>(acc, xr + c.head, c.head, k0, c.packs);
+      fold_elements<R>(acc, xr, c.tail_begin, cols, g_lane, G);
     }
     acc = group_reduce<R, G>(acc);
     if (g_lane == 0 && row < rows) out[row] = R::finish(acc, scale);
@@ -144,15 +179,19 @@ __global__ void __launch_bounds__(BLOCK)
     row_block_kernel(const T* __restrict__ x, typename R::Out* __restrict__ out, int64_t rows,
                      int64_t cols, typename R::C scale, int splits, typename R::Acc* partials,
                      unsigned* counters) {
-  const int64_t packs = cols / P;
-  const int64_t per = (packs + splits - 1) / splits;
-  const int64_t begin = blockIdx.x * per;
-  const int64_t end = begin + per < packs ? begin + per : packs;
   for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
+    // the first split takes the row's head, the last its tail; a thread's
+    // elements in increasing order
     const T* xr = x + row * cols;
+    const RowCut c = cut_row<T, P>(xr, cols);
+    const int64_t per = (c.packs + splits - 1) / splits;
+    const int64_t begin = blockIdx.x * per;
+    const int64_t end = begin + per < c.packs ? begin + per : c.packs;
     typename R::Acc acc = R::identity();
+    if (blockIdx.x == 0) fold_elements<R>(acc, xr, 0, c.head, threadIdx.x, BLOCK);
     for (int64_t k0 = begin + threadIdx.x; k0 < end; k0 += int64_t{BLOCK} * U)
-      fold_packs<R, T, P, U, BLOCK>(acc, xr, k0, end);
+      fold_packs<R, T, P, U, BLOCK>(acc, xr + c.head, c.head, k0, end);
+    if (blockIdx.x == splits - 1) fold_elements<R>(acc, xr, c.tail_begin, cols, threadIdx.x, BLOCK);
     acc = block_reduce<R, BLOCK, TREE>(acc);
     if (splits > 1 && !last_block_combines<R, BLOCK>(acc, partials + row * splits, counters + row,
                                                       splits, blockIdx.x))
