@@ -4,6 +4,7 @@ current stream.  Any object with .shape, .dtype and .data_ptr() works as an
 input; outputs need torch or out=."""
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Optional, Sequence, Tuple
 
@@ -94,3 +95,14 @@ def stream_of(like) -> Optional[int]:
     if torch is not None and isinstance(like, torch.Tensor) and like.is_cuda:
         return torch.cuda.current_stream(like.device).cuda_stream or None
     return None
+
+
+def on_device(like):
+    """A context that makes `like`'s GPU the current device while a call
+    runs, as torch's own ops do: the C library takes pointers of the current
+    device only.  Nothing to do (a null context) when it already is."""
+    if torch is not None and isinstance(like, torch.Tensor) and like.is_cuda:
+        index = like.device.index
+        if index is not None and index != torch.cuda.current_device():
+            return torch.cuda.device(index)
+    return contextlib.nullcontext()
