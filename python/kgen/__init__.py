@@ -75,7 +75,9 @@ def _launch(entry: str, variant, args, like, selected_args, variant_extra=(), se
             return (name.value or b"").decode()
         stream = T.stream_of(like)
         if variant is None:
-            check(getattr(lib, entry)(*args, stream))
+            status = getattr(lib, entry)(*args, stream)
+            if status:
+                check(status)
         else:
             check(getattr(lib, named + "_variant")(str(variant).encode(), *args, *variant_extra, stream))
     return None
@@ -209,9 +211,10 @@ def _reduce(op: str, x, dim: Optional[int], keepdim: bool, out, variant):
     result_code = T.DTYPES["int64"] if op.startswith("arg") else code
     out = T.check_out(out, result, result_code) if out is not None else T.new_output(x, result, result_code)
     args = (_OPS[op], code, outer, red, inner, T.pointer(x), T.pointer(out))
-    workspace_bytes = ctypes.c_size_t(0)
-    name = _launch("kgen_reduce", variant, args, x, args, variant_extra=(None, 0),
-                   selected_tail=(ctypes.byref(workspace_bytes),))  # a named variant's workspace: allocated as kgen_reduce does
+    # a named variant's workspace: allocated as kgen_reduce does; the query
+    # reports its size
+    tail = (ctypes.byref(ctypes.c_size_t(0)),) if variant is _SELECTED else ()
+    name = _launch("kgen_reduce", variant, args, x, args, variant_extra=(None, 0), selected_tail=tail)
     return out if name is None else name
 
 
