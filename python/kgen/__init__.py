@@ -21,10 +21,10 @@ import ctypes
 from typing import List, Optional, Sequence, Tuple
 
 from . import _tensor as T
-from ._lib import (CudaError, InternalError, InvalidArgument, KgenError, Unsupported, check, int64_array,
-                   int_array, library)
+from ._lib import (CudaError, InternalError, InvalidArgument, KgenError, MaskT as _MaskT, Unsupported, check,
+                   int64_array, int_array, library)
 
-__all__ = ["softmax", "log_softmax", "sum", "mean", "amax", "amin", "argmax", "argmin", "topk", "permute",
+__all__ = ["softmax", "log_softmax", "softmax_backward", "log_softmax_backward", "softmax_masked", "sum", "mean", "amax", "amin", "argmax", "argmin", "topk", "permute",
            "expand", "where", "version", "tuning_database", "selected", "variants", "KgenError", "InvalidArgument", "Unsupported",
            "CudaError", "InternalError"]
 
@@ -60,19 +60,26 @@ def selected(op, *args, **kwargs) -> str:
     return op(*args, variant=_SELECTED, **kwargs)
 
 
-def _launch(entry: str, variant, args, stream, selected_args, variant_extra=(), selected_tail=()):
-    """entry(*args, stream); entry_variant(name, *args, *variant_extra,
-    stream) for a named variant; for _SELECTED the name that
-    entry_selected(*selected_args, &name, *selected_tail) gives."""
+def _launch(entry: str, variant, args, like, selected_args, variant_extra=(), selected_tail=(), named=None):
+    """entry(*args, stream) on `like`'s device and current stream;
+    named_variant(name, *args, *variant_extra, stream) for a named variant
+    (named: entry unless the C API names the pair otherwise); for _SELECTED
+    the name that named_selected(*selected_args, &name, *selected_tail)
+    gives."""
     lib = library()
-    if variant is _SELECTED:
-        name = ctypes.c_char_p()
-        check(getattr(lib, entry + "_selected")(*selected_args, ctypes.byref(name), *selected_tail))
-        return (name.value or b"").decode()
-    if variant is None:
-        check(getattr(lib, entry)(*args, stream))
-    else:
-        check(getattr(lib, entry + "_variant")(str(variant).encode(), *args, *variant_extra, stream))
+    named = named or entry
+    with T.on_device(like):
+        if variant is _SELECTED:
+            name = ctypes.c_char_p()
+            check(getattr(lib, named + "_selected")(*selected_args, ctypes.byref(name), *selected_tail))
+            return (name.value or b"").decode()
+        stream = T.stream_of(like)
+        if variant is None:
+            status = getattr(lib, entry)(*args, stream)
+            if status:
+                check(status)
+        else:
+            check(getattr(lib, named + "_variant")(str(variant).encode(), *args, *variant_extra, stream))
     return None
 
 
@@ -101,7 +108,7 @@ def _softmax(x, dim: int, out, log: int, variant):
     outer, axis, inner = _split(shape, _dim(dim, len(shape)))
     out = T.check_out(out, shape, code) if out is not None else T.new_output(x, shape, code)
     args = (log, code, outer, axis, inner, T.pointer(x), T.pointer(out))
-    name = _launch("kgen_softmax_dim", variant, args, T.stream_of(x), args)
+    name = _launch("kgen_softmax_dim", variant, args, x, args)
     return out if name is None else name
 
 
@@ -113,6 +120,76 @@ def softmax(x, dim: int = -1, out=None, variant: Optional[str] = None):
 def log_softmax(x, dim: int = -1, out=None, variant: Optional[str] = None):
     """torch.log_softmax(x, dim)."""
     return _softmax(x, dim, out, 1, variant)
+
+
+def _softmax_backward(y, dy, dim: int, out, log: int, variant):
+    y, dy = T.as_input(y, "y"), T.as_input(dy, "dy")
+    shape = T.shape_of(y)
+    code = T.dtype_code(y, "y")
+    if T.shape_of(dy) != shape:
+        raise ValueError(f"dy: shape {T.shape_of(dy)}, y's is {shape}")
+    if T.dtype_code(dy, "dy") != code:
+        raise TypeError(f"dy: dtype {T.NAMES[T.dtype_code(dy, 'dy')]}, y's is {T.NAMES[code]}")
+    outer, axis, inner = _split(shape, _dim(dim, len(shape)))
+    out = T.check_out(out, shape, code) if out is not None else T.new_output(y, shape, code, "dx")
+    args = (log, code, outer, axis, inner, T.pointer(y), T.pointer(dy), T.pointer(out))
+    name = _launch("kgen_softmax_backward_dim", variant, args, y, args, named="kgen_softmax_backward")
+    return out if name is None else name
+
+
+def softmax_backward(y, dy, dim: int = -1, out=None, variant: Optional[str] = None):
+    """The gradient of softmax from its output y and the output's gradient
+    dy: (dy - sum(y * dy, dim)) * y, as torch's _softmax_backward_data."""
+    return _softmax_backward(y, dy, dim, out, 0, variant)
+
+
+def log_softmax_backward(y, dy, dim: int = -1, out=None, variant: Optional[str] = None):
+    """The gradient of log_softmax from its output y and dy: dy - exp(y) *
+    sum(dy, dim)."""
+    return _softmax_backward(y, dy, dim, out, 1, variant)
+
+
+_MASK_KINDS = {"none": 0, "bool": 1, "additive": 2}
+
+
+def softmax_masked(x, mask=None, scale: float = 1.0, causal: bool = False, safe: bool = False, out=None,
+                   variant: Optional[str] = None):
+    """softmax(scale * x + mask) over the last dim of x seen as (batch,
+    heads, queries, keys) (rank 1 to 4; missing leading dims are 1), as
+    attention computes it.  mask: None, a bool tensor (True keeps a key,
+    torch scaled_dot_product_attention's convention) or one of x's dtype
+    (added), of shape (mask_batch, mask_heads, mask_queries, keys) with each
+    leading extent 1 or x's (fewer dims: leading 1s).  causal keeps key k of
+    query q only when k <= q; a row with no key left gives NaN as torch
+    does, or zeros when safe."""
+    x = T.as_input(x, "x")
+    shape = T.shape_of(x)
+    code = T.dtype_code(x, "x")
+    if not 1 <= len(shape) <= 4:
+        raise ValueError(f"x: rank {len(shape)}; the masked softmax takes rank 1 to 4 (batch, heads, queries, keys)")
+    batch, heads, queries, keys = (1,) * (4 - len(shape)) + shape
+    m = _MaskT(scale=float(scale), kind=_MASK_KINDS["none"], mask=None, mask_batch=1, mask_heads=1,
+               mask_queries=1, causal=int(bool(causal)), safe=int(bool(safe)))
+    if mask is not None:
+        mask = T.as_input(mask, "mask")
+        mshape = T.shape_of(mask)
+        if not 1 <= len(mshape) <= 4:
+            raise ValueError(f"mask: rank {len(mshape)}; expected 1 to 4 (mask_batch, mask_heads, mask_queries, keys)")
+        m.mask_batch, m.mask_heads, m.mask_queries, mkeys = (1,) * (4 - len(mshape)) + mshape
+        if mkeys != keys:
+            raise ValueError(f"mask: last extent {mkeys}, x's keys are {keys}")
+        mcode = T.dtype_code(mask, "mask")
+        if mcode == T.DTYPES["bool"]:
+            m.kind = _MASK_KINDS["bool"]
+        elif mcode == code:
+            m.kind = _MASK_KINDS["additive"]
+        else:
+            raise TypeError(f"mask: dtype {T.NAMES[mcode]}; expected bool or x's dtype {T.NAMES[code]}")
+        m.mask = T.pointer(mask)
+    out = T.check_out(out, shape, code) if out is not None else T.new_output(x, shape, code)
+    args = (code, batch, heads, queries, keys, T.pointer(x), ctypes.byref(m), T.pointer(out))
+    name = _launch("kgen_softmax_masked", variant, args, x, args)
+    return out if name is None else name
 
 
 # ---- reductions --------------------------------------------------------------
@@ -134,9 +211,10 @@ def _reduce(op: str, x, dim: Optional[int], keepdim: bool, out, variant):
     result_code = T.DTYPES["int64"] if op.startswith("arg") else code
     out = T.check_out(out, result, result_code) if out is not None else T.new_output(x, result, result_code)
     args = (_OPS[op], code, outer, red, inner, T.pointer(x), T.pointer(out))
-    workspace_bytes = ctypes.c_size_t(0)
-    name = _launch("kgen_reduce", variant, args, T.stream_of(x), args, variant_extra=(None, 0),
-                   selected_tail=(ctypes.byref(workspace_bytes),))  # a named variant's workspace: allocated as kgen_reduce does
+    # a named variant's workspace: allocated as kgen_reduce does; the query
+    # reports its size
+    tail = (ctypes.byref(ctypes.c_size_t(0)),) if variant is _SELECTED else ()
+    name = _launch("kgen_reduce", variant, args, x, args, variant_extra=(None, 0), selected_tail=tail)
     return out if name is None else name
 
 
@@ -194,14 +272,15 @@ def topk(x, k: int, dim: int = -1, largest: bool = True, sorted: bool = True, ou
         indices = T.new_output(x, result, T.DTYPES["int64"], "indices")
     query = (code, batch, n, k, int(largest), int(sorted), T.pointer(x))
     if variant is _SELECTED:
-        return _launch("kgen_topk", variant, (), None, query)
+        return _launch("kgen_topk", variant, (), x, query)
     need = ctypes.c_size_t(0)
-    check(library().kgen_topk_workspace_size(None if variant is None else str(variant).encode(), *query,
-                                             ctypes.byref(need)))
+    with T.on_device(x):
+        check(library().kgen_topk_workspace_size(None if variant is None else str(variant).encode(), *query,
+                                                 ctypes.byref(need)))
     workspace = T.new_output(x, (need.value,), T.DTYPES["uint8"], "workspace") if need.value else None
     args = query + (T.pointer(values), T.pointer(indices),
                     T.pointer(workspace) if workspace is not None else None, need.value)
-    _launch("kgen_topk", variant, args, T.stream_of(x), query)
+    _launch("kgen_topk", variant, args, x, query)
     return values, indices
 
 
@@ -219,7 +298,7 @@ def permute(x, perm: Sequence[int], out=None, variant: Optional[str] = None):
     result = tuple(shape[p] for p in perm)
     out = T.check_out(out, result, code) if out is not None else T.new_output(x, result, code)
     args = (T.SIZES[code], rank, int64_array(shape), int_array(perm), T.pointer(x), T.pointer(out))
-    name = _launch("kgen_permute", variant, args, T.stream_of(x), args)
+    name = _launch("kgen_permute", variant, args, x, args)
     return out if name is None else name
 
 
@@ -237,7 +316,7 @@ def expand(x, shape: Sequence[int], out=None, variant: Optional[str] = None):
         T.check_out(out, result, code)
     args = (code, len(src), int64_array(src), len(shape), int64_array(shape), T.pointer(x),
             T.pointer(out) if out is not None else None)
-    name = _launch("kgen_expand", variant, args, T.stream_of(x), args)
+    name = _launch("kgen_expand", variant, args, x, args)
     return out if name is None else name
 
 
@@ -260,5 +339,5 @@ def where(condition, x, y, out=None, variant: Optional[str] = None):
     out = T.check_out(out, result, code) if out is not None else T.new_output(x, result, code)
     args = (code, len(shapes[0]), arrays[0], len(shapes[1]), arrays[1], len(shapes[2]), arrays[2],
             T.pointer(condition), T.pointer(x), T.pointer(y), T.pointer(out))
-    name = _launch("kgen_where", variant, args, T.stream_of(x), args)
+    name = _launch("kgen_where", variant, args, x, args)
     return out if name is None else name

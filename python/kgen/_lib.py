@@ -42,6 +42,13 @@ class InternalError(KgenError):
 
 _ERRORS = {1: InvalidArgument, 2: Unsupported, 3: CudaError, 4: InternalError}
 
+class MaskT(ctypes.Structure):
+    """kgen_softmax_mask_t."""
+    _fields_ = [("scale", ctypes.c_double), ("kind", ctypes.c_int), ("mask", ctypes.c_void_p),
+                ("mask_batch", ctypes.c_int64), ("mask_heads", ctypes.c_int64), ("mask_queries", ctypes.c_int64),
+                ("causal", ctypes.c_int), ("safe", ctypes.c_int)]
+
+
 # (name, restype, argtypes) of every entry point the binding calls
 _PROTOTYPES = [
     ("kgen_last_error", ctypes.c_char_p, []),
@@ -53,6 +60,12 @@ _PROTOTYPES = [
     ("kgen_softmax_dim", ctypes.c_int,
      [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
       ctypes.c_void_p, ctypes.c_void_p]),
+    ("kgen_softmax_backward_dim", ctypes.c_int,
+     [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
+      ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]),
+    ("kgen_softmax_masked", ctypes.c_int,
+     [ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
+      ctypes.POINTER(MaskT), ctypes.c_void_p, ctypes.c_void_p]),
     ("kgen_reduce", ctypes.c_int,
      [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
       ctypes.c_void_p, ctypes.c_void_p]),
@@ -90,8 +103,10 @@ def _variant_and_selected(name: str, argtypes, selected_argtypes):
 
 for _entry in list(_PROTOTYPES):
     _name, _, _args = _entry
-    if _name == "kgen_softmax_dim":
+    if _name in ("kgen_softmax_dim", "kgen_softmax_masked"):
         _PROTOTYPES += _variant_and_selected(_name, _args, _args[:-1] + [_c_char_pp])
+    elif _name == "kgen_softmax_backward_dim":  # its pair is named kgen_softmax_backward_*
+        _PROTOTYPES += _variant_and_selected("kgen_softmax_backward", _args, _args[:-1] + [_c_char_pp])
     elif _name == "kgen_reduce":  # the variant call takes a workspace before the stream
         _PROTOTYPES += _variant_and_selected(_name, _args[:-1] + [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p],
                                              _args[:-1] + [_c_char_pp, _c_size_t_p])

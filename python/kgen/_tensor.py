@@ -4,6 +4,7 @@ current stream.  Any object with .shape, .dtype and .data_ptr() works as an
 input; outputs need torch or out=."""
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Optional, Sequence, Tuple
 
@@ -19,17 +20,30 @@ SIZES = {0: 4, 1: 2, 2: 2, 3: 8, 4: 4, 5: 8, 6: 1, 7: 1}
 NAMES = {code: name for name, code in DTYPES.items()}
 
 
+_CODES = {}  # dtype object -> code, filled as dtypes are seen (a call's host time counts)
+
+
 def dtype_code(t, what: str) -> int:
     """The kgen_dtype_t of a tensor's dtype (torch.float16, numpy's, or a
     name such as "float16"); TypeError naming `what` for any other."""
-    name = str(getattr(t, "dtype", None))
-    name = name.split(".")[-1]  # "torch.float16" -> "float16"
+    dtype = getattr(t, "dtype", None)
+    try:
+        return _CODES[dtype]
+    except (KeyError, TypeError):  # not seen yet, or not hashable
+        pass
+    name = str(dtype).split(".")[-1]  # "torch.float16" -> "float16"
     if name not in DTYPES:
         raise TypeError(f"{what}: dtype {name} is not one kgen handles ({', '.join(DTYPES)})")
+    try:
+        _CODES[dtype] = DTYPES[name]
+    except TypeError:
+        pass
     return DTYPES[name]
 
 
 def shape_of(t) -> Tuple[int, ...]:
+    if torch is not None and isinstance(t, torch.Tensor):
+        return tuple(t.shape)  # a torch.Size holds ints
     return tuple(int(s) for s in t.shape)
 
 
@@ -82,15 +96,38 @@ def check_out(out, shape: Sequence[int], code: int, what: str = "out"):
 
 
 def new_output(like, shape: Sequence[int], code: int, what: str = "out"):
-    """A new contiguous tensor on `like`'s device (torch needed)."""
+    """A new contiguous tensor on `like`'s device (torch needed).  (Tensor.
+    new_empty took 1.4 us of host time, torch.empty with a device 2.2.)"""
     if torch is None or not isinstance(like, torch.Tensor):
         raise TypeError(f"{what}: no torch tensor to allocate it like; pass {what}=")
-    dtype = getattr(torch, NAMES[code])
-    return torch.empty(tuple(shape), dtype=dtype, device=like.device)
+    return like.new_empty(tuple(shape), dtype=getattr(torch, NAMES[code]))
+
+
+# torch's own accessors of the current device and raw stream, where it has
+# them: torch.cuda.current_stream() builds a Stream object on each call
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) if torch is not None else None
+_current_device = getattr(torch._C, "_cuda_getDevice", None) if torch is not None else None
 
 
 def stream_of(like) -> Optional[int]:
     """torch's current stream on `like`'s device (None: the default stream)."""
     if torch is not None and isinstance(like, torch.Tensor) and like.is_cuda:
+        if _raw_stream is not None:
+            return _raw_stream(like.device.index) or None
         return torch.cuda.current_stream(like.device).cuda_stream or None
     return None
+
+
+def on_device(like):
+    """A context that makes `like`'s GPU the current device while a call
+    runs, as torch's own ops do: the C library takes pointers of the current
+    device only.  Nothing to do (a null context) when it already is."""
+    if torch is not None and isinstance(like, torch.Tensor) and like.is_cuda:
+        index = like.device.index
+        current = _current_device() if _current_device is not None else torch.cuda.current_device()
+        if index is not None and index != current:
+            return torch.cuda.device(index)
+    return _NO_GUARD
+
+
+_NO_GUARD = contextlib.nullcontext()

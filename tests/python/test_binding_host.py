@@ -126,3 +126,36 @@ def test_a_missing_kgen_library_is_a_clear_error():
     # importing alone needs no library
     r = subprocess.run([sys.executable, "-c", "import kgen"], env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_softmax_backward_checks_its_pair_of_inputs():
+    y, dy, dx = Fake((4, 8)), Fake((4, 8), ptr=1 << 33), Fake((4, 8), ptr=1 << 34)
+    with pytest.raises(ValueError, match="dy: shape"):
+        kgen.softmax_backward(y, Fake((4, 9), ptr=1 << 33), out=dx)
+    with pytest.raises(TypeError, match="dy: dtype float16"):
+        kgen.log_softmax_backward(y, Fake((4, 8), "float16", ptr=1 << 33), out=dx)
+    with pytest.raises(IndexError, match="dim"):
+        kgen.softmax_backward(y, dy, dim=2, out=dx)
+    with pytest.raises(kgen.InvalidArgument, match="dtype"):
+        kgen.softmax_backward(Fake((4, 8), "int32"), Fake((4, 8), "int32", ptr=1 << 33),
+                              out=Fake((4, 8), "int32", ptr=1 << 34))
+
+
+def test_softmax_masked_checks_its_mask():
+    x, y = Fake((2, 3, 5, 8), "float16"), Fake((2, 3, 5, 8), "float16", ptr=1 << 33)
+    with pytest.raises(ValueError, match="x: rank 5"):
+        kgen.softmax_masked(Fake((1, 2, 3, 5, 8), "float16"), out=Fake((1, 2, 3, 5, 8), "float16", ptr=1 << 33))
+    with pytest.raises(ValueError, match="mask: last extent 7"):
+        kgen.softmax_masked(x, Fake((2, 1, 5, 7), "bool", ptr=1 << 34), out=y)
+    with pytest.raises(TypeError, match="mask: dtype float32"):
+        kgen.softmax_masked(x, Fake((2, 1, 5, 8), "float32", ptr=1 << 34), out=y)
+    # a mask extent that is neither 1 nor x's: the library's error names it
+    with pytest.raises(kgen.InvalidArgument, match="mask"):
+        kgen.softmax_masked(x, Fake((2, 2, 5, 8), "bool", ptr=1 << 34), out=y)
+
+
+def test_every_c_entry_point_has_a_prototype():
+    lib = kgen._lib.library()
+    for name in ("kgen_softmax_backward_dim", "kgen_softmax_backward_variant", "kgen_softmax_backward_selected",
+                 "kgen_softmax_masked", "kgen_softmax_masked_variant", "kgen_softmax_masked_selected"):
+        assert getattr(lib, name).argtypes, name
