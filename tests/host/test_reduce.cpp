@@ -155,6 +155,15 @@ TEST_CASE("rows: short ones to thread/warp groups, few long ones split, with the
       CHECK(!odd.v->generic);
       CHECK(odd.p.pack_size * elem(d) == 16);
     }
+    // rows shorter than 4 packs that a pack does not divide: pack 1 (the
+    // cut costs more than the packs save); 4 packs and longer: the widest
+    const int64_t wide = 16 / elem(d);
+    if (wide > 2) {
+      Picked shortrow = pick(d, 1 << 20, 2 * wide + 1, 1);
+      INFO(shortrow.v->name);
+      CHECK(shortrow.p.pack_size == 1);
+    }
+    CHECK(pick(d, 1 << 20, 4 * wide + 1, 1).p.pack_size == wide);
   }
 }
 
@@ -311,4 +320,24 @@ TEST_CASE("the reduce selection cache gives what selection gives", "[reduce][sel
       CHECK(cached.variant == fresh.variant);
     }
   }
+}
+
+TEST_CASE("rows a 16-byte pack does not cover whole have tuning buckets of their own", "[reduce][tuning]") {
+  static const kgen::DeviceInfo dev;
+  auto bucket = [](int64_t outer, int64_t reduce, int64_t inner, uintptr_t x_off) {
+    kgen::reduce::Problem p{KGEN_REDUCE_SUM, KGEN_FLOAT32, outer, reduce, inner, addr(x_off),
+                            const_cast<void*>(addr(1u << 30)), nullptr, 0, &dev};
+    char b[64];
+    kgen::reduce::bucket(&p, b, sizeof b);
+    return std::string(b);
+  };
+  CHECK(bucket(4096, 1024, 1, 0) == "val_last_r10");
+  CHECK(bucket(4096, 1021, 1, 0) == "val_last_r10_cut");  // a length 4 floats do not divide
+  CHECK(bucket(4096, 1024, 1, 4) == "val_last_r10_cut");  // one float into an aligned allocation
+  CHECK(bucket(1, 1 << 20, 1, 0) == "val_all_r10");
+  CHECK(bucket(1, (1 << 20) - 3, 1, 0) == "val_all_r10_cut");
+  CHECK(bucket(64, 1024, 3, 4) == "val_mid_r5_i1");  // the col tier does not cut
+  CHECK(bucket(4096, 2, 1, 0) == "val_last_r1");      // a pack of 2 fits and divides
+  CHECK(bucket(4096, 2, 1, 8) == "val_last_r1");
+  CHECK(bucket(4096, 3, 1, 0) == "val_last_r2_cut");
 }

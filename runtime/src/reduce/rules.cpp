@@ -55,6 +55,14 @@ Score heuristic(const VariantInfo& v, const void* problem) {
   const int64_t resident_threads = int64_t{d.sm_count} * d.max_threads_per_sm;
   Score s;
   s.key[1] = q.pack_size;  // widest loads first
+  // but a row cut into head, packs and tail (misaligned, or a length the
+  // pack does not divide) shorter than 4 packs below pack 1: its cut costs
+  // more than the packs save (H200 random sweep, a thread a row: float16
+  // rows of 3 at pack 8 39.4 us, at pack 1 18.7; bfloat16 rows of 17
+  // 54.3 us, 37.1)
+  const bool cut = row_tier(q.tier) && q.pack_size > 1 &&
+                   (p.reduce % q.pack_size != 0 || !aligned_to(p.x, int64_t{q.pack_size} * dtype_size(p.dtype)));
+  if (cut && p.reduce < 4 * int64_t{q.pack_size}) s.key[1] = 0;
   switch (q.tier) {
     case Tier::thread:
     case Tier::warp: {
@@ -184,10 +192,20 @@ void bucket(const void* problem, char* out, int size) {
   const Problem& p = *static_cast<const Problem*>(problem);
   using tuning::log2_class;
   const char* kind = is_arg(p.op) ? "arg" : "val";
+  // rows that the widest pack no longer than them (16 bytes at most) does
+  // not cover whole (misaligned, or of a length it does not divide) apart:
+  // the row kernels cut them into head, packs and tail, and an entry timed
+  // on whole rows (2^k elements, aligned) need not win there (H100, a
+  // float32 sum over rows of 3: the database's thread at pack 4 26.1 us,
+  // the heuristic's pack 1 22.3)
+  int64_t fit = 16 / dtype_size(p.dtype);
+  while (fit > 1 && fit > p.reduce) fit /= 2;
+  const bool cut = p.inner == 1 && (p.reduce % fit != 0 || !aligned_to(p.x, fit * dtype_size(p.dtype)));
+  const char* cut_tag = cut ? "_cut" : "";
   if (p.inner == 1 && p.outer == 1)
-    std::snprintf(out, size, "%s_all_r%d", kind, (log2_class(p.reduce) + 1) / 2);
+    std::snprintf(out, size, "%s_all_r%d%s", kind, (log2_class(p.reduce) + 1) / 2, cut_tag);
   else if (p.inner == 1)
-    std::snprintf(out, size, "%s_last_r%d%s", kind, log2_class(p.reduce), p.outer < 1024 ? "_few" : "");
+    std::snprintf(out, size, "%s_last_r%d%s%s", kind, log2_class(p.reduce), p.outer < 1024 ? "_few" : "", cut_tag);
   else
     std::snprintf(out, size, "%s_mid_r%d_i%d", kind, (log2_class(p.reduce) + 1) / 2,
                   (log2_class(p.inner) + 1) / 2);

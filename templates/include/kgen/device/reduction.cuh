@@ -8,6 +8,8 @@
 #include "kgen/device/reducers.cuh"
 #include "reduce/problem.hpp"
 
+#include <type_traits>
+
 namespace kgen {
 namespace device {
 namespace reduce {
@@ -116,8 +118,8 @@ __device__ __forceinline__ void fold_packs(typename R::Acc& acc, const T* body, 
 // elements before its first P * sizeof(T)-byte boundary (the head, fewer
 // than P), the whole packs after it (the body), the elements past the last
 // whole pack (the tail, fewer than P).  Odd rows and rows one element into
-// their storage read their body at full width; pack 1 has neither head nor
-// tail.
+// their storage read their body at full width.  The row kernels cut rows
+// only where some row needs it (with_cut).
 struct RowCut {
   int head;
   int64_t packs;
@@ -127,24 +129,33 @@ template <class T, int P>
 __device__ __forceinline__ RowCut cut_row(const T* row, int64_t cols) {
   constexpr uintptr_t kBytes = sizeof(T) * P;
   const uintptr_t a = reinterpret_cast<uintptr_t>(row);
-  int64_t head = P == 1 ? 0 : static_cast<int64_t>(((kBytes - a % kBytes) % kBytes) / sizeof(T));
+  int64_t head = static_cast<int64_t>(((kBytes - a % kBytes) % kBytes) / sizeof(T));
   if (head > cols) head = cols;
   const int64_t packs = (cols - head) / P;
   return RowCut{static_cast<int>(head), packs, head + packs * P};
 }
 
-// Elements [from, to) of a row, those of this thread (first, first + step,
-// ...), in increasing order.
-template <class R, class T>
-__device__ __forceinline__ void fold_elements(typename R::Acc& acc, const T* row, int64_t from, int64_t to,
-                                              int first, int step) {
-  for (int64_t e = from + first; e < to; e += step) R::accumulate(acc, row[e], e);
+// Elements [from, to) of a row, fewer than P of them (a head or a tail):
+// this thread's (first, first + STRIDE, ...), at most N, all loaded before
+// any is combined, combined in increasing order.  One load at a time cost
+// a thread a row of 17 bfloat16 at pack 8 twice the time of pack 1 with 4
+// loads in flight (H200 sweep).
+template <class R, class T, int P, int STRIDE>
+__device__ __forceinline__ void fold_few(typename R::Acc& acc, const T* row, int64_t from, int64_t to, int first) {
+  constexpr int N = (P - 1 + STRIDE - 1) / STRIDE > 0 ? (P - 1 + STRIDE - 1) / STRIDE : 1;
+  T v[N];
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    if (from + first + i * STRIDE < to) v[i] = row[from + first + i * STRIDE];
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    if (from + first + i * STRIDE < to) R::accumulate(acc, v[i], from + first + i * STRIDE);
 }
 
 // ------------------------------------------------ rows: thread and warp tiers
 // A group of G lanes (1 <= G <= 32) per row, BLOCK / G rows per block pass;
 // lane l of a group reads packs l, l + G, ... so a group's loads are coalesced.
-template <class R, class T, int P, int U, int G, int BLOCK>
+template <class R, class T, int P, int U, int G, int BLOCK, bool CUT>
 __global__ void __launch_bounds__(BLOCK)
     row_group_kernel(const T* __restrict__ x, typename R::Out* __restrict__ out, int64_t rows,
                      int64_t cols, typename R::C scale) {
@@ -153,17 +164,22 @@ __global__ void __launch_bounds__(BLOCK)
   // all lanes of a warp loop together (the shuffles need the whole warp):
   // the loop runs on the warp's first row
   const int64_t warp_first = int64_t{blockIdx.x} * (BLOCK / G) + (threadIdx.x / 32) * (32 / G);
+  const int64_t packs = cols / P;  // whole rows
   for (int64_t base = warp_first; base < rows; base += groups) {
     const int64_t row = base + (threadIdx.x % 32) / G;
     typename R::Acc acc = R::identity();
     if (row < rows) {
-      // a lane's elements in increasing order: head, body packs, tail
       const T* xr = x + row * cols;
-      const RowCut c = cut_row<T, P>(xr, cols);
-      fold_elements<R>(acc, xr, 0, c.head, g_lane, G);
-      for (int64_t k0 = g_lane; k0 < c.packs; k0 += int64_t{G} * U)
-        fold_packs<R, T, P, U, G>(acc, xr + c.head, c.head, k0, c.packs);
-      fold_elements<R>(acc, xr, c.tail_begin, cols, g_lane, G);
+      if constexpr (CUT) {
+        // a lane's elements in increasing order: head, body packs, tail
+        const RowCut c = cut_row<T, P>(xr, cols);
+        fold_few<R, T, P, G>(acc, xr, 0, c.head, g_lane);
+        for (int64_t k0 = g_lane; k0 < c.packs; k0 += int64_t{G} * U)
+          fold_packs<R, T, P, U, G>(acc, xr + c.head, c.head, k0, c.packs);
+        fold_few<R, T, P, G>(acc, xr, c.tail_begin, cols, g_lane);
+      } else {
+        for (int64_t k0 = g_lane; k0 < packs; k0 += int64_t{G} * U) fold_packs<R, T, P, U, G>(acc, xr, 0, k0, packs);
+      }
     }
     acc = group_reduce<R, G>(acc);
     if (g_lane == 0 && row < rows) out[row] = R::finish(acc, scale);
@@ -174,24 +190,34 @@ __global__ void __launch_bounds__(BLOCK)
 // Block (blockIdx.x = split) reduces packs [split * per, (split + 1) * per)
 // of rows blockIdx.y, blockIdx.y + gridDim.y, ...; with one split it writes
 // the row's output, else it takes part in the split protocol.
-template <class R, class T, int P, int U, int BLOCK, Tree TREE>
+template <class R, class T, int P, int U, int BLOCK, Tree TREE, bool CUT>
 __global__ void __launch_bounds__(BLOCK)
     row_block_kernel(const T* __restrict__ x, typename R::Out* __restrict__ out, int64_t rows,
                      int64_t cols, typename R::C scale, int splits, typename R::Acc* partials,
                      unsigned* counters) {
+  // whole rows: every row's packs split alike
+  const int64_t packs = cols / P;
+  const int64_t per = (packs + splits - 1) / splits;
+  const int64_t begin = blockIdx.x * per;
+  const int64_t end = begin + per < packs ? begin + per : packs;
   for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
-    // the first split takes the row's head, the last its tail; a thread's
-    // elements in increasing order
     const T* xr = x + row * cols;
-    const RowCut c = cut_row<T, P>(xr, cols);
-    const int64_t per = (c.packs + splits - 1) / splits;
-    const int64_t begin = blockIdx.x * per;
-    const int64_t end = begin + per < c.packs ? begin + per : c.packs;
     typename R::Acc acc = R::identity();
-    if (blockIdx.x == 0) fold_elements<R>(acc, xr, 0, c.head, threadIdx.x, BLOCK);
-    for (int64_t k0 = begin + threadIdx.x; k0 < end; k0 += int64_t{BLOCK} * U)
-      fold_packs<R, T, P, U, BLOCK>(acc, xr + c.head, c.head, k0, end);
-    if (blockIdx.x == splits - 1) fold_elements<R>(acc, xr, c.tail_begin, cols, threadIdx.x, BLOCK);
+    if constexpr (CUT) {
+      // the first split takes the row's head, the last its tail; a
+      // thread's elements in increasing order
+      const RowCut c = cut_row<T, P>(xr, cols);
+      const int64_t c_per = (c.packs + splits - 1) / splits;
+      const int64_t c_begin = blockIdx.x * c_per;
+      const int64_t c_end = c_begin + c_per < c.packs ? c_begin + c_per : c.packs;
+      if (blockIdx.x == 0) fold_few<R, T, P, BLOCK>(acc, xr, 0, c.head, threadIdx.x);
+      for (int64_t k0 = c_begin + threadIdx.x; k0 < c_end; k0 += int64_t{BLOCK} * U)
+        fold_packs<R, T, P, U, BLOCK>(acc, xr + c.head, c.head, k0, c_end);
+      if (blockIdx.x == splits - 1) fold_few<R, T, P, BLOCK>(acc, xr, c.tail_begin, cols, threadIdx.x);
+    } else {
+      for (int64_t k0 = begin + threadIdx.x; k0 < end; k0 += int64_t{BLOCK} * U)
+        fold_packs<R, T, P, U, BLOCK>(acc, xr, 0, k0, end);
+    }
     acc = block_reduce<R, BLOCK, TREE>(acc);
     if (splits > 1 && !last_block_combines<R, BLOCK>(acc, partials + row * splits, counters + row,
                                                       splits, blockIdx.x))
@@ -426,6 +452,21 @@ cudaError_t prepare(const Problem& p, const Plan& pl, cudaStream_t stream, Acc**
   return cudaMemsetAsync(p.workspace, 0, pl.counter_bytes, stream);
 }
 
+// Calls f(std::false_type) when every row of x starts on a P-element
+// boundary and P divides it, else f(std::true_type): the row kernels' cut
+// form (head and tail) is a kernel of its own, so that whole rows run the
+// loop and registers they had before rows were cut.  In one kernel, the cut
+// path's registers (float32 argmax, warp of 8 lanes: 46 -> 56) cost argmax
+// over rows of 128 15-18% (H200, 1048576 x 128, float32 93.7 -> 79.4% of
+// copy, float16 71.5 -> 62.0%).
+template <class T, int P, class F>
+void with_cut(const Problem& p, F&& f) {
+  constexpr uintptr_t kBytes = sizeof(T) * P;
+  if constexpr (P > 1)
+    if (p.reduce % P != 0 || reinterpret_cast<uintptr_t>(p.x) % kBytes != 0) return f(std::true_type{});
+  f(std::false_type{});
+}
+
 inline unsigned capped_grid(int64_t blocks, int64_t cap) {
   const int64_t g = blocks < cap ? blocks : cap;
   return static_cast<unsigned>(g < 1 ? 1 : g);
@@ -439,8 +480,10 @@ cudaError_t launch_group(const void* problem, cudaStream_t stream) {
                                     8 * kgen::reduce::one_wave(*p.device, kBlock));
   return with_reducer<T>(p.op, [&](auto r) {
     using R = decltype(r);
-    row_group_kernel<R, T, P, U, G, kBlock><<<grid, kBlock, 0, stream>>>(
-        static_cast<const T*>(p.x), static_cast<typename R::Out*>(p.out), p.outer, p.reduce, scale_of<R>(p));
+    with_cut<T, P>(p, [&](auto cut) {
+      row_group_kernel<R, T, P, U, G, kBlock, decltype(cut)::value><<<grid, kBlock, 0, stream>>>(
+          static_cast<const T*>(p.x), static_cast<typename R::Out*>(p.out), p.outer, p.reduce, scale_of<R>(p));
+    });
     return cudaGetLastError();
   });
 }
@@ -470,9 +513,11 @@ cudaError_t launch_block(const void* problem, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(pl.splits), capped_grid(p.outer, waves < 65535 ? waves : 65535));
   return with_workspace<T>(p, pl, stream, [&](auto r, auto* partials, unsigned* counters) {
     using R = decltype(r);
-    row_block_kernel<R, T, P, U, BLOCK, static_cast<Tree>(TREE)><<<grid, BLOCK, 0, stream>>>(
-        static_cast<const T*>(p.x), static_cast<typename R::Out*>(p.out), p.outer, p.reduce,
-        scale_of<R>(p), static_cast<int>(pl.splits), partials, counters);
+    with_cut<T, P>(p, [&](auto cut) {
+      row_block_kernel<R, T, P, U, BLOCK, static_cast<Tree>(TREE), decltype(cut)::value><<<grid, BLOCK, 0, stream>>>(
+          static_cast<const T*>(p.x), static_cast<typename R::Out*>(p.out), p.outer, p.reduce,
+          scale_of<R>(p), static_cast<int>(pl.splits), partials, counters);
+    });
   });
 }
 
