@@ -1,8 +1,9 @@
 // Reduction capability (supports), preference (heuristic) and launch plans.
 //
 // Capability: the row tiers need inner == 1 and take any row (its aligned
-// body in packs, head and tail element by element); the col tier needs
-// inner > 1, a pack that divides inner and x aligned to it.  Preference for rows: a group of lanes per row sized
+// body in packs, head and tail in narrower loads: reduction.cuh cut_row);
+// the col tier needs inner > 1, a pack that divides inner and x aligned to
+// it.  Preference for rows: a group of lanes per row sized
 // so that each lane loads about one batch (`fold` packs) of its row, as long
 // as rows x lanes keep the GPU busy; else a block per row when the rows fill
 // a wave of blocks; else the split tier, whose blocks share rows.  The
@@ -43,7 +44,7 @@ bool supports(const VariantInfo& v, const void* problem) {
   if (q.tier == Tier::generic) return true;
   if (row_tier(q.tier) == (p.inner > 1)) return false;
   // rows: any length and element alignment (each row's aligned body in
-  // packs, its head and tail one element at a time; reduction.cuh cut_row)
+  // packs, its head and tail element-wide; reduction.cuh cut_row, fold_few)
   if (row_tier(q.tier)) return true;
   return p.inner % q.pack_size == 0 && aligned_to(p.x, int64_t{q.pack_size} * dtype_size(p.dtype));
 }
