@@ -22,7 +22,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from . import _tensor as T
 from ._lib import (CudaError, InternalError, InvalidArgument, KgenError, MaskT as _MaskT, Unsupported, check,
-                   int64_array, int_array, library)
+                   fast_path, int64_array, int_array, library)
 
 __all__ = ["softmax", "log_softmax", "softmax_backward", "log_softmax_backward", "softmax_masked", "sum", "mean", "amax", "amin", "argmax", "argmin", "topk", "permute",
            "expand", "where", "version", "tuning_database", "selected", "variants", "KgenError", "InvalidArgument", "Unsupported",
@@ -44,6 +44,35 @@ def variants(family: Optional[str] = None) -> List[str]:
     lib = library()
     return [lib.kgen_variant_name(i).decode() for i in range(lib.kgen_variant_count())
             if family is None or lib.kgen_variant_family(i).decode() == family]
+
+
+def _decline(*args):
+    return None
+
+
+class _NoFastPath:
+    """Where kgen._torch_ext is absent: every plain call takes the Python path."""
+
+    def __getattr__(self, name):
+        return _decline
+
+
+class _FastPathOnFirstUse:
+    """Finds kgen._torch_ext (_lib.fast_path) on the first plain call, so that
+    `import kgen` loads neither torch nor the library."""
+
+    def __getattr__(self, name):
+        global _fast
+        module = fast_path()
+        _fast = module if module is not None else _NoFastPath()
+        return getattr(_fast, name)
+
+
+# The C++ path of plain calls (CUDA tensors, contiguous, no out= or variant=):
+# each of its functions returns the result, or None for a call it does not
+# take (the Python path then runs it, with every check and message).  It
+# saves the Python path's host time a call (bench/python_host.py).
+_fast = _FastPathOnFirstUse()
 
 
 class _Selected:
@@ -114,11 +143,19 @@ def _softmax(x, dim: int, out, log: int, variant):
 
 def softmax(x, dim: int = -1, out=None, variant: Optional[str] = None):
     """torch.softmax(x, dim) (float32, float16, bfloat16, float64)."""
+    if out is None and variant is None:
+        y = _fast.softmax(x, dim, False)
+        if y is not None:
+            return y
     return _softmax(x, dim, out, 0, variant)
 
 
 def log_softmax(x, dim: int = -1, out=None, variant: Optional[str] = None):
     """torch.log_softmax(x, dim)."""
+    if out is None and variant is None:
+        y = _fast.softmax(x, dim, True)
+        if y is not None:
+            return y
     return _softmax(x, dim, out, 1, variant)
 
 
@@ -140,12 +177,20 @@ def _softmax_backward(y, dy, dim: int, out, log: int, variant):
 def softmax_backward(y, dy, dim: int = -1, out=None, variant: Optional[str] = None):
     """The gradient of softmax from its output y and the output's gradient
     dy: (dy - sum(y * dy, dim)) * y, as torch's _softmax_backward_data."""
+    if out is None and variant is None:
+        dx = _fast.softmax_backward(y, dy, dim, False)
+        if dx is not None:
+            return dx
     return _softmax_backward(y, dy, dim, out, 0, variant)
 
 
 def log_softmax_backward(y, dy, dim: int = -1, out=None, variant: Optional[str] = None):
     """The gradient of log_softmax from its output y and dy: dy - exp(y) *
     sum(dy, dim)."""
+    if out is None and variant is None:
+        dx = _fast.softmax_backward(y, dy, dim, True)
+        if dx is not None:
+            return dx
     return _softmax_backward(y, dy, dim, out, 1, variant)
 
 
@@ -198,6 +243,10 @@ _OPS = {"sum": 0, "mean": 1, "amax": 2, "amin": 3, "argmax": 4, "argmin": 5}
 
 
 def _reduce(op: str, x, dim: Optional[int], keepdim: bool, out, variant):
+    if out is None and variant is None:
+        got = _fast.reduce(_OPS[op], x, dim, bool(keepdim))
+        if got is not None:
+            return got
     x = T.as_input(x, "x")
     shape = T.shape_of(x)
     code = T.dtype_code(x, "x")
@@ -255,6 +304,10 @@ def topk(x, k: int, dim: int = -1, largest: bool = True, sorted: bool = True, ou
          variant: Optional[str] = None):
     """torch.topk(x, k, dim, largest, sorted) along the last dim: (values,
     indices), indices int64; out= a (values, indices) pair."""
+    if out is None and variant is None and dim == -1:
+        got = _fast.topk(x, k, bool(largest), bool(sorted))
+        if got is not None:
+            return got
     x = T.as_input(x, "x")
     shape = T.shape_of(x)
     code = T.dtype_code(x, "x")
@@ -288,6 +341,10 @@ def topk(x, k: int, dim: int = -1, largest: bool = True, sorted: bool = True, ou
 
 def permute(x, perm: Sequence[int], out=None, variant: Optional[str] = None):
     """x.permute(perm).contiguous(), any element size."""
+    if out is None and variant is None:
+        y = _fast.permute(x, perm)
+        if y is not None:
+            return y
     x = T.as_input(x, "x")
     shape = T.shape_of(x)
     code = T.dtype_code(x, "x")
@@ -304,6 +361,10 @@ def permute(x, perm: Sequence[int], out=None, variant: Optional[str] = None):
 
 def expand(x, shape: Sequence[int], out=None, variant: Optional[str] = None):
     """x.expand(shape).contiguous(); -1 keeps x's size."""
+    if out is None and variant is None:
+        y = _fast.expand(x, shape)
+        if y is not None:
+            return y
     x = T.as_input(x, "x")
     src = T.shape_of(x)
     code = T.dtype_code(x, "x")
@@ -323,6 +384,10 @@ def expand(x, shape: Sequence[int], out=None, variant: Optional[str] = None):
 def where(condition, x, y, out=None, variant: Optional[str] = None):
     """torch.where(condition, x, y) with broadcasting; condition bool or
     uint8, x and y of one dtype."""
+    if out is None and variant is None:
+        got = _fast.where(condition, x, y)
+        if got is not None:
+            return got
     condition, x, y = (T.as_input(t, n) for t, n in ((condition, "condition"), (x, "x"), (y, "y")))
     cond_code, code = T.dtype_code(condition, "condition"), T.dtype_code(x, "x")
     if T.SIZES[cond_code] != 1:

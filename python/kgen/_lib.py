@@ -168,6 +168,45 @@ def library() -> ctypes.CDLL:
     return lib
 
 
+# the entry points kgen._torch_ext calls (its bind() takes their addresses)
+_FAST_ENTRIES = ("kgen_softmax_dim", "kgen_softmax_backward_dim", "kgen_reduce", "kgen_topk_workspace_size",
+                 "kgen_topk", "kgen_permute", "kgen_broadcast_shape", "kgen_expand", "kgen_where")
+
+
+def fast_path():
+    """kgen._torch_ext bound to the loaded library: the binding's plain calls
+    (CUDA tensors, contiguous, no out= or variant=) in C++; None where it was
+    not built (no torch at build time), torch is absent, or
+    KGEN_TORCH_EXT=0.  Looked for: $KGEN_TORCH_EXT (a path), this package
+    (`meson install` puts it there), then a build tree's python/ beside the
+    library's runtime/."""
+    env = os.environ.get("KGEN_TORCH_EXT", "")
+    if env == "0":
+        return None
+    try:
+        import torch  # noqa: F401  (the extension needs libtorch loaded)
+    except ImportError:
+        return None
+    import importlib.machinery
+    import importlib.util
+    lib = library()
+    paths = [Path(env)] if env else []
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        paths.append(Path(__file__).resolve().parent / ("_torch_ext" + suffix))
+        paths.append(Path(lib._name).resolve().parent.parent / "python" / ("_torch_ext" + suffix))
+    for path in paths:
+        if not path.is_file():
+            continue
+        spec = importlib.util.spec_from_file_location("kgen._torch_ext", str(path))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        module.bind({name: ctypes.cast(getattr(lib, name), ctypes.c_void_p).value for name in _FAST_ENTRIES})
+        return module
+    if env:
+        raise OSError(f"kgen: KGEN_TORCH_EXT={env} is not a file")
+    return None
+
+
 def check(status: int) -> None:
     """Raises the exception of a failed call's status, with the library's message."""
     if status == 0:

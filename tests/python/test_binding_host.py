@@ -159,3 +159,24 @@ def test_every_c_entry_point_has_a_prototype():
     for name in ("kgen_softmax_backward_dim", "kgen_softmax_backward_variant", "kgen_softmax_backward_selected",
                  "kgen_softmax_masked", "kgen_softmax_masked_variant", "kgen_softmax_masked_selected"):
         assert getattr(lib, name).argtypes, name
+
+
+def test_the_torch_fast_path_declines_what_it_cannot_run():
+    """kgen._torch_ext (built where torch is) takes only CUDA tensors: CPU
+    tensors and other objects go to the Python path, whose errors stand."""
+    torch = pytest.importorskip("torch")
+    from kgen._lib import fast_path
+    ext = fast_path()
+    if ext is None:
+        pytest.skip("kgen._torch_ext is not built (meson option torch_ext)")
+    x = torch.randn(4, 8)
+    assert ext.softmax(x, -1, False) is None
+    assert ext.softmax_backward(x, x, -1, True) is None
+    assert ext.reduce(0, x, None, False) is None
+    assert ext.topk(x, 2, True, True) is None
+    assert ext.permute(x, [1, 0]) is None
+    assert ext.expand(x, [2, 4, 8]) is None
+    assert ext.where(x > 0, x, x) is None
+    assert ext.softmax(Fake((4, 8)), -1, False) is None
+    with pytest.raises(kgen.KgenError):
+        kgen.softmax(x, -1)  # the library's error (host memory; no GPU here), through the Python path
