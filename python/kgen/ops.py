@@ -14,7 +14,9 @@ expand and where through their standard gradients (sum and mean spread the
 gradient, amax and amin split it evenly among tied extremes as torch does,
 top-k scatters it to the indices, permute inverts, expand sums over the
 broadcast dims, where routes it by the condition).  The ops run on their
-tensors' device and torch's current stream there.
+tensors' device and torch's current stream there.  An eager call with no
+autograd to record runs the binding directly (_eager): the same kernels,
+without the operator's Python layers.
 """
 from __future__ import annotations
 
@@ -28,6 +30,22 @@ __all__ = ["softmax", "log_softmax", "softmax_backward", "softmax_masked", "sum"
            "argmin", "topk", "permute", "expand", "where"]
 
 Tensor = torch.Tensor
+
+
+def _eager(*tensors: Tensor) -> bool:
+    """Whether a call may run the binding directly instead of the operator:
+    eager CUDA tensors of the plain Tensor type, no autograd to record, and
+    nothing that wants to see the op (torch.compile tracing, a dispatch or
+    torch-function mode, a functorch transform).  The result is the same
+    either way; the operator's Python layers (custom_op's wrapper, its
+    autograd kernel) cost several times the kernel launch on the host
+    (bench/python_host.py)."""
+    grad = torch.is_grad_enabled()
+    for t in tensors:
+        if type(t) is not Tensor or not t.is_cuda or (grad and t.requires_grad):
+            return False
+    return not (torch.compiler.is_compiling() or torch._C._len_torch_dispatch_stack()
+                or torch._C._is_torch_function_mode_enabled() or torch._C._are_functorch_transforms_active())
 
 
 def _new(like: Tensor, shape, dtype=None) -> Tensor:
@@ -80,16 +98,22 @@ _softmax.register_autograd(_softmax_grad, setup_context=_softmax_setup)
 
 def softmax(x: Tensor, dim: int = -1) -> Tensor:
     """torch.softmax(x, dim)."""
+    if _eager(x):
+        return _k.softmax(x, dim)
     return _softmax(x, dim, False)
 
 
 def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
     """torch.log_softmax(x, dim)."""
+    if _eager(x):
+        return _k.log_softmax(x, dim)
     return _softmax(x, dim, True)
 
 
 def softmax_backward(y: Tensor, dy: Tensor, dim: int = -1, log: bool = False) -> Tensor:
     """The gradient of softmax (log: log_softmax) from its output y and dy."""
+    if _eager(y, dy):
+        return _k.log_softmax_backward(y, dy, dim) if log else _k.softmax_backward(y, dy, dim)
     return _softmax_backward(y, dy, dim, log)
 
 
@@ -129,6 +153,8 @@ _softmax_masked.register_autograd(_masked_grad, setup_context=_masked_setup)
 def softmax_masked(x: Tensor, mask: Optional[Tensor] = None, scale: float = 1.0, causal: bool = False,
                    safe: bool = False) -> Tensor:
     """softmax(scale * x + mask) over the last dim (kgen.softmax_masked)."""
+    if _eager(x) if mask is None else _eager(x, mask):
+        return _k.softmax_masked(x, mask, float(scale), bool(causal), bool(safe))
     return _softmax_masked(x, mask, float(scale), bool(causal), bool(safe))
 
 
@@ -204,27 +230,27 @@ for _op, _grad in ((_sum, _spread_grad), (_mean, _mean_grad), (_amax, _extreme_g
 
 
 def sum(x: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:  # noqa: A001 - torch's name
-    return _sum(x, dim, keepdim)
+    return _k.sum(x, dim, keepdim) if _eager(x) else _sum(x, dim, keepdim)
 
 
 def mean(x: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
-    return _mean(x, dim, keepdim)
+    return _k.mean(x, dim, keepdim) if _eager(x) else _mean(x, dim, keepdim)
 
 
 def amax(x: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
-    return _amax(x, dim, keepdim)
+    return _k.amax(x, dim, keepdim) if _eager(x) else _amax(x, dim, keepdim)
 
 
 def amin(x: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
-    return _amin(x, dim, keepdim)
+    return _k.amin(x, dim, keepdim) if _eager(x) else _amin(x, dim, keepdim)
 
 
 def argmax(x: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
-    return _argmax(x, dim, keepdim)
+    return _k.argmax(x, dim, keepdim) if _eager(x) else _argmax(x, dim, keepdim)
 
 
 def argmin(x: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
-    return _argmin(x, dim, keepdim)
+    return _k.argmin(x, dim, keepdim) if _eager(x) else _argmin(x, dim, keepdim)
 
 
 # ---- top-k -------------------------------------------------------------------
@@ -260,6 +286,8 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
     """torch.topk along the last dim: (values, indices)."""
     if _wrap(dim, x.dim()) != max(x.dim(), 1) - 1:
         raise ValueError(f"dim: kgen's topk runs along the last dim ({x.dim() - 1}), got {dim}")
+    if _eager(x):
+        return _k.topk(x, k, -1, largest, sorted)
     return _topk(x, k, largest, sorted)
 
 
@@ -294,6 +322,8 @@ _permute.register_autograd(_permute_grad, setup_context=_permute_setup)
 
 def permute(x: Tensor, perm: Sequence[int]) -> Tensor:
     """x.permute(perm).contiguous()."""
+    if _eager(x):
+        return _k.permute(x, perm)
     return _permute(x, [int(p) for p in perm])
 
 
@@ -337,6 +367,8 @@ _expand.register_autograd(_expand_grad, setup_context=_expand_setup)
 
 def expand(x: Tensor, shape: Sequence[int]) -> Tensor:
     """x.expand(shape).contiguous()."""
+    if _eager(x):
+        return _k.expand(x, shape)
     return _expand(x, [int(s) for s in shape])
 
 
@@ -371,4 +403,6 @@ _where.register_autograd(_where_grad, setup_context=_where_setup)
 
 def where(condition: Tensor, x: Tensor, y: Tensor) -> Tensor:
     """torch.where(condition, x, y) with broadcasting."""
+    if _eager(condition, x, y):
+        return _k.where(condition, x, y)
     return _where(condition, x, y)

@@ -160,3 +160,39 @@ def test_a_tensor_on_another_gpu_runs_there():
     close(values, torch.topk(x, 4)[0], torch.float32)
     close(kgen.sum(x, 1), x.sum(1), torch.float32)
     assert torch.cuda.current_device() == 0
+
+
+def test_eager_calls_without_autograd_run_the_binding_and_match_the_operator():
+    x = rand((33, 1000), torch.float16)
+    same = lambda a, b: torch.equal(a.view(torch.int16), b.view(torch.int16))  # noqa: E731
+    assert same(K.softmax(x, -1), torch.ops.kgen.softmax(x, -1, False))
+    assert same(K.log_softmax(x, 0), torch.ops.kgen.softmax(x, 0, True))
+    assert same(K.amax(x, 1), torch.ops.kgen.amax(x, 1, False))
+    v, i = K.topk(x, 5)
+    ov, oi = torch.ops.kgen.topk(x, 5, True, True)
+    assert same(v, ov) and torch.equal(i, oi)
+
+
+def test_a_dispatch_mode_and_autograd_still_see_the_operator():
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Seen(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    x = rand((8, 64), torch.float32)
+    with Seen() as seen:
+        K.softmax(x, -1)
+        K.sum(x, 1)
+    assert any("kgen.softmax" in op for op in seen.ops), seen.ops
+    assert any("kgen.sum" in op for op in seen.ops), seen.ops
+    g = rand((8, 64), torch.float32, grad=True)
+    y = K.softmax(g, -1)
+    assert y.grad_fn is not None
+    with torch.no_grad():
+        assert K.softmax(g, -1).grad_fn is None
