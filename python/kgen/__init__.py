@@ -207,6 +207,10 @@ def softmax_masked(x, mask=None, scale: float = 1.0, causal: bool = False, safe:
     leading extent 1 or x's (fewer dims: leading 1s).  causal keeps key k of
     query q only when k <= q; a row with no key left gives NaN as torch
     does, or zeros when safe."""
+    if out is None and variant is None:
+        y = _fast.softmax_masked(x, mask, float(scale), bool(causal), bool(safe))
+        if y is not None:
+            return y
     x = T.as_input(x, "x")
     shape = T.shape_of(x)
     code = T.dtype_code(x, "x")

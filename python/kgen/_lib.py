@@ -169,8 +169,9 @@ def library() -> ctypes.CDLL:
 
 
 # the entry points kgen._torch_ext calls (its bind() takes their addresses)
-_FAST_ENTRIES = ("kgen_softmax_dim", "kgen_softmax_backward_dim", "kgen_reduce", "kgen_topk_workspace_size",
-                 "kgen_topk", "kgen_permute", "kgen_broadcast_shape", "kgen_expand", "kgen_where")
+_FAST_ENTRIES = ("kgen_softmax_dim", "kgen_softmax_backward_dim", "kgen_softmax_masked", "kgen_reduce",
+                 "kgen_topk_workspace_size", "kgen_topk", "kgen_permute", "kgen_broadcast_shape", "kgen_expand",
+                 "kgen_where")
 
 
 def fast_path():

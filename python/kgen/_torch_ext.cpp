@@ -31,6 +31,7 @@ namespace {
 struct Api {
   decltype(&kgen_softmax_dim) softmax_dim = nullptr;
   decltype(&kgen_softmax_backward_dim) softmax_backward_dim = nullptr;
+  decltype(&kgen_softmax_masked) softmax_masked = nullptr;
   decltype(&kgen_reduce) reduce = nullptr;
   decltype(&kgen_topk_workspace_size) topk_workspace_size = nullptr;
   decltype(&kgen_topk) topk = nullptr;
@@ -48,6 +49,7 @@ void set(F* slot, const py::dict& addresses, const char* name) {
 void bind(const py::dict& a) {
   set(&api.softmax_dim, a, "kgen_softmax_dim");
   set(&api.softmax_backward_dim, a, "kgen_softmax_backward_dim");
+  set(&api.softmax_masked, a, "kgen_softmax_masked");
   set(&api.reduce, a, "kgen_reduce");
   set(&api.topk_workspace_size, a, "kgen_topk_workspace_size");
   set(&api.topk, a, "kgen_topk");
@@ -153,6 +155,36 @@ py::object softmax_backward(py::handle yo, py::handle dyo, py::handle dimo, bool
                                dy.data_ptr(), dx.data_ptr(), stream_of(y)) != KGEN_OK)
     return py::none();
   return py::cast(dx);
+}
+
+// x of rank 1-4 seen as (batch, heads, queries, keys); mask None, or bool
+// (keep) or x's dtype (added), of rank 1-4 over (mask_batch, mask_heads,
+// mask_queries, keys)
+py::object softmax_masked(py::handle xo, py::handle masko, double scale, bool causal, bool safe) {
+  at::Tensor x, mask;
+  int code, mcode = -1;
+  if (!as_tensor(xo, &x) || !plain(x, &code) || x.dim() < 1 || x.dim() > 4) return py::none();
+  int64_t e[4] = {1, 1, 1, 1};
+  for (int64_t k = 0; k < x.dim(); ++k) e[4 - x.dim() + k] = x.size(k);
+  kgen_softmax_mask_t m{scale, KGEN_MASK_NONE, nullptr, 1, 1, 1, causal, safe};
+  if (!masko.is_none()) {
+    if (!as_tensor(masko, &mask) || !plain(mask, &mcode) || mask.dim() < 1 || mask.dim() > 4 ||
+        mask.size(-1) != e[3] || mask.device() != x.device() || (mcode != KGEN_BOOL && mcode != code))
+      return py::none();
+    int64_t me[3] = {1, 1, 1};
+    for (int64_t k = 0; k + 1 < mask.dim(); ++k) me[4 - mask.dim() + k] = mask.size(k);
+    m.kind = mcode == KGEN_BOOL ? KGEN_MASK_BOOL : KGEN_MASK_ADDITIVE;
+    m.mask = mask.data_ptr();
+    m.mask_batch = me[0];
+    m.mask_heads = me[1];
+    m.mask_queries = me[2];
+  }
+  const c10::cuda::CUDAGuard guard(x.device());
+  at::Tensor y = at::empty(x.sizes(), x.options());
+  if (api.softmax_masked(static_cast<kgen_dtype_t>(code), e[0], e[1], e[2], e[3], x.data_ptr(), &m, y.data_ptr(),
+                         stream_of(x)) != KGEN_OK)
+    return py::none();
+  return py::cast(y);
 }
 
 // op: kgen_reduce_op_t; dim: None for the whole tensor
@@ -291,6 +323,7 @@ PYBIND11_MODULE(_torch_ext, m) {
   m.def("bind", &bind, "set the library's entry points from {name: address}");
   m.def("softmax", &softmax);
   m.def("softmax_backward", &softmax_backward);
+  m.def("softmax_masked", &softmax_masked);
   m.def("reduce", &reduce);
   m.def("topk", &topk);
   m.def("permute", &permute);

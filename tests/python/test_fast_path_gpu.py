@@ -63,6 +63,25 @@ def test_softmax_and_its_backward(dtype, shape, dim):
         same(dx, (kgen.log_softmax_backward if log else kgen.softmax_backward)(y, dy, dim, out=poisoned(y)))
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_masked_softmax(dtype):
+    x = rand((2, 3, 17, 40), dtype)
+    keep = torch.rand((2, 1, 17, 40), device=DEV) > 0.3
+    keep[..., 0] = True  # no row without a key
+    add = rand((1, 3, 1, 40), dtype)
+    cases = [(None, 0.5, False, torch.softmax(x.float() * 0.5, -1)),
+             (keep, 1.0, False, torch.softmax(x.float().masked_fill(~keep, float("-inf")), -1)),
+             (add, 0.25, False, torch.softmax(x.float() * 0.25 + add.float(), -1)),
+             (None, 1.0, True, torch.softmax(x.float().masked_fill(
+                 torch.ones(17, 40, dtype=torch.bool, device=DEV).triu(1), float("-inf")), -1))]
+    for mask, scale, causal, want in cases:
+        y = EXT.softmax_masked(x, mask, scale, causal, False)
+        close(y, want, dtype)
+        same(y, kgen.softmax_masked(x, mask, scale, causal, out=poisoned(x)))
+    assert EXT.softmax_masked(x, keep.int(), 1.0, False, False) is None  # an int mask: the Python path refuses it
+    assert EXT.softmax_masked(x[..., :39], keep, 1.0, False, False) is None  # keys differ
+
+
 @pytest.mark.parametrize("dtype", DTYPES + [torch.int32])
 @pytest.mark.parametrize("op", ["sum", "mean", "amax", "amin", "argmax", "argmin"])
 def test_reductions(dtype, op):
