@@ -241,6 +241,13 @@ TEST_CASE("a narrow inner at pack 1 takes lanes it keeps busy", "[reduce][select
       CHECK(s.p.lanes <= 16);
     }
   }
+  // an odd inner extent at pack 1: 8 loads in flight a thread (bfloat16
+  // 6595 x 5381 over dim 0 at about 30% of copy with 4)
+  Picked odd = pick(KGEN_BFLOAT16, 1, 6595, 5381, KGEN_REDUCE_SUM);
+  INFO(odd.v->name);
+  CHECK(odd.p.tier == ReduceTier::col);
+  CHECK(odd.p.pack_size == 1);
+  CHECK(odd.p.fold == 8);
 }
 
 TEST_CASE("outputs that fill the GPU alone take a thread an output pack", "[reduce][selection][default-set]") {
