@@ -35,6 +35,7 @@ def close(got, want, dtype):
 def same(got, want):
     """Bit for bit (the Python path runs the same kernel)."""
     assert got.shape == want.shape and got.dtype == want.dtype
+    got, want = got.reshape(-1), want.reshape(-1)  # a 0-dim tensor has no byte view
     assert torch.equal(got.view(torch.uint8) if got.dtype.is_floating_point else got,
                        want.view(torch.uint8) if want.dtype.is_floating_point else want)
 
@@ -115,8 +116,10 @@ def test_topk_permute_expand_where(dtype):
     x = rand((33, 1000), dtype)
     for largest in (True, False):
         v, i = EXT.topk(x, 17, largest, True)
-        tv, ti = torch.topk(x, 17, largest=largest)
-        assert torch.equal(v, tv) and torch.equal(i, ti)
+        tv, _ = torch.topk(x, 17, largest=largest)
+        # half types repeat values: the indices of tied values may come in another order than torch's
+        assert torch.equal(v, tv) and torch.equal(x.gather(1, i), v)
+        assert all(len(set(row)) == 17 for row in i.tolist())
         pv, pi = kgen.topk(x, 17, largest=largest, out=(poisoned(x, (33, 17)), poisoned(x, (33, 17), torch.int64)))
         same(v, pv), same(i, pi)
     z = rand((4, 5, 6, 7), dtype)
@@ -165,7 +168,7 @@ def test_the_public_functions_keep_their_errors():
         kgen.topk(x, 33)
     with pytest.raises(ValueError, match="perm"):
         kgen.permute(x, (0, 0))
-    with pytest.raises(TypeError, match="dtype"):
+    with pytest.raises(kgen.InvalidArgument, match="dtype"):
         kgen.softmax(x.long())
 
 

@@ -137,7 +137,17 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // copy, at fold 2 84-91%); row segments of 128 bytes or more (at pack
       // 1 the sweep's float32 325x471x273 over dim 0 took 117 us in 8
       // lanes, 89 us in 32)
-      s.key[3] = -std::abs(q.fold * q.pack_size - 16) * 256 - std::max(0, 7 - log2_floor(segment));
+      // At pack 1 the count is of bytes: 16 a thread, so fold 8 for half
+      // types and fold 4 for 4-byte ones, and fold 4 where a thread's
+      // rows are fewer than 8 (H200 reduce sweeps, seeds 1 and 2, pack-1
+      // fold 8 against 4: bfloat16 sum over dim 0 of 6595 x 5381 55.8 ->
+      // 45.3 us, 159 x 179 7.5 -> 4.8; int32 argmin over dim 1 of
+      // 2705 x 71 x 25 21.0 -> 29.5, argmax 325 x 471 x 273 80.4 -> 102.9;
+      // reduced axes of 3-9 rows +0.2-0.9 us)
+      const int64_t target = q.pack_size > 1 ? 16
+                             : dtype_size(p.dtype) <= 2 && p.reduce >= by * 8 ? 8
+                                                                              : 4;
+      s.key[3] = -std::abs(q.fold * q.pack_size - target) * 256 - std::max(0, 7 - log2_floor(segment));
       // 8 rows of threads a block, then 256 threads: 64 rows (8 lanes x
       // 512) took 1.2-5.9x the best tile's time on 8 col problems (H100,
       // bench/NOTES.md sweep v2: argmax over dim 1 of bfloat16
