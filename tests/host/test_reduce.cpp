@@ -167,6 +167,21 @@ TEST_CASE("rows: short ones to thread/warp groups, few long ones split, with the
   }
 }
 
+TEST_CASE("a few hundred rows: a warp a row up to 8 packs a lane, then a block the row fills",
+          "[reduce][selection][default-set]") {
+  // 854 rows of 778 float32 (194 packs): a warp of 32 lanes (a block of 512 took 1.6x as long)
+  Picked w = pick(KGEN_FLOAT32, 854, 778, 1, KGEN_REDUCE_MAX);
+  INFO(w.v->name);
+  CHECK(w.p.tier == ReduceTier::warp);
+  // 400 rows of 3000 (750 packs): a block of at most 256 threads, not one of 1024
+  Picked b = pick(KGEN_FLOAT32, 400, 3000, 1, KGEN_REDUCE_MAX);
+  INFO(b.v->name);
+  CHECK(b.p.tier == ReduceTier::block);
+  CHECK(b.p.block_size <= 256);
+  // 64 rows of 50257: fewer than two an SM, split
+  CHECK(pick(KGEN_FLOAT32, 64, 50257, 1, KGEN_REDUCE_MAX).p.tier == ReduceTier::split);
+}
+
 TEST_CASE("a middle axis goes to the col tier, lanes across inner", "[reduce][selection][default-set]") {
   for (kgen_dtype_t d : kDtypes) {
     Picked s = pick(d, 64, 4096, 512);

@@ -76,7 +76,11 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // that a block would idle instead (H100 random sweep: 57472 rows of 5
       // int32 one element into their storage, 81.7 us a block a row, 4.0 us
       // a thread a row)
-      if (p.outer * q.group_width < resident_threads / 4 && packs > 4 * 32) return Score::reject();
+      // (8 packs a lane or fewer stay with a warp: H100, 854 rows of 778
+      // float32, a warp of 32 lanes 4.3 us, a block of 512 7.0; bfloat16
+      // argmax over 1909 rows of 1936 (242 packs) 7.8 us, a block 11.3;
+      // 484 packs of float32 a block 9.2 us, the best of every variant)
+      if (p.outer * q.group_width < resident_threads / 4 && packs > 8 * 32) return Score::reject();
       // sum / max / min over rows that a full warp covers in more than 4
       // batches of 16-byte loads go to a block each when there are enough
       // rows (H100, 16384 x 8192 float32: warp per row 99%, block per row
@@ -93,8 +97,12 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       return s;
     }
     case Tier::block: {
-      // a wave of rows keeps every SM busy; fewer are the split tier's
-      s.key[0] = p.outer >= one_wave(d, q.block_size) ? 4 : 1;
+      // two rows an SM keep every SM busy at the block size the row wants
+      // (below); fewer are the split tier's.  Counted for every block size
+      // alike: a wave of small blocks would send short rows to blocks far
+      // wider than they fill (H100, 400 rows of 3000 float32: 1024 threads
+      // 7.9 us, 256 threads 4.7)
+      s.key[0] = p.outer >= int64_t{2} * d.sm_count ? 4 : 1;
       // threads that each load one batch of 4 packs of the row: H100,
       // 16384 x 8192 float16 (1024 packs): 256 threads 96-99% of copy,
       // 512 85-87%, 1024 52-66% (bench/NOTES.md reduce v1)
