@@ -256,9 +256,12 @@ def slice_default(backward, cluster):
                 return d.size == 2 and c == 16 and b == 1024
             # forward rows of 16384-65536 in one block: 8 packs a thread in
             # registers (float32 in 1024 threads, the half types in 512),
-            # the half types' 16 with shared memory in 512 (rows of 65536)
+            # the half types' 16 with shared memory in 512 (rows of 65536);
+            # the half types' 8 packs in 128 and 256 threads too, for rows
+            # that would fill a block of 32 values a thread under 5/8
+            # (runtime/src/softmax/rules.cpp slice_heuristic)
             return not backward and d.short != "f64" and (
-                (c == regs and b == (1024 if d.size == 4 else 512)) or
+                (c == regs and (b == 1024 if d.size == 4 else b in SLICE_BLOCKS)) or
                 (d.size == 2 and c == HELD_PACKS * max_pack(d) and b == 512))
         if d.short == "f64":
             return False

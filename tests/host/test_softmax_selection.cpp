@@ -731,6 +731,32 @@ TEST_CASE("forward rows one block holds go to the block before a cluster", "[sel
   }
 }
 
+TEST_CASE("half-type forward rows that fill a block of 32 values a thread under 5/8 take 64 in half the threads",
+          "[selection][default-set]") {
+  // kgen-tune sweeps (H200 and H100): rows of 4600 in 128 x 64 values
+  // 0.84-0.92x the time of 256 x 32; rows of 9500 in 256 x 64 0.79-0.91x
+  // of 512 x 32; full rows (4096, 8192) within 2% either way
+  for (bool log : {false, true}) {
+    for (kgen_dtype_t d : {KGEN_FLOAT16, KGEN_BFLOAT16}) {
+      for (auto [cols, block] : {std::pair<int64_t, int>{4600, 128}, {5000, 128}, {9500, 256}}) {
+        Picked h = pick(d, 7000, cols, 0, 0, h100(), log);
+        INFO(h.v->name << " cols " << cols);
+        CHECK(h.p.tier == SoftmaxTier::block);
+        CHECK(h.p.cols_per_thread == 64);
+        CHECK(h.p.block_size == block);
+      }
+      for (int64_t cols : {int64_t{4096}, int64_t{6144}, int64_t{8192}}) {
+        Picked h = pick(d, 7000, cols, 0, 0, h100(), log);
+        INFO(h.v->name << " cols " << cols);
+        CHECK(h.p.tier == SoftmaxTier::block);
+        CHECK(h.p.cols_per_thread == 32);
+      }
+    }
+    // float32 stays at 32 (rows of 4600: 1.00-1.13x the time at 64)
+    CHECK(pick(KGEN_FLOAT32, 7000, 4600, 0, 0, h100(), log).p.cols_per_thread == 32);
+  }
+}
+
 TEST_CASE("rows a warp variant could hold go to a block only below the smem tier", "[selection][default-set]") {
   // a float16 row of 2048 one element into its storage: no pack-8 warp
   // variant; 22.2 us in smem, 33 us in a block (H100 sweep)

@@ -242,7 +242,20 @@ Score slice_heuristic(const Params& q, const Problem& p) {
   const bool block_first =
       sh.cluster == 1 && (size == 2 && !bwd ? sh.block < 1024 : sh.held() == 0) && !big_cta;
   s.key[3] = small_block ? 1 : block_first ? 2 : sh.block < 1024 ? 1 : 0;
-  const int64_t pref = small_block ? 64 / size : bwd ? 16 : sh.cluster == 1 ? 32 : 128 / size;
+  // Half-type forward rows that fill under 5/8 of the block of 32 values a
+  // thread that would hold them (rows of 4097-5119 in 256 threads, of
+  // 8193-10239 in 512): 64 values a thread in half the threads, each CTA
+  // as full and twice as many rows an SM.  kgen-tune sweeps, every block
+  // variant (float16 and bfloat16, plain and log): rows of 4600 38.1-44.3
+  // us in 128 x 64 against 51.8-53.0 in 256 x 32 (H200) and 52.2-52.6
+  // against 56.8-58.0 (H100); rows of 9500 43.8-44.7 in 256 x 64 against
+  // 52.9-56.9 (H200), 52.3-52.7 against 57.9-59.2 (H100).  Fuller rows
+  // stay at 32: rows of 4096-8192 within 2% either way, 6144-7000 1-4%
+  // faster at 32 on the H100 and 5-11% slower on the H200.
+  int64_t cap32 = 4096;  // values a block of 32 a thread holds, from 128 threads
+  while (cap32 < p.cols) cap32 *= 2;
+  const bool sparse32 = size == 2 && !bwd && sh.cluster == 1 && !small_block && p.cols * 8 < cap32 * 5;
+  const int64_t pref = small_block ? 64 / size : bwd ? 16 : sh.cluster == 1 ? (sparse32 ? 64 : 32) : 128 / size;
   s.key[4] = -std::abs(sh.per_thread - pref) * 64 - (sh.cluster > 1 ? std::abs(sh.block - 256) : sh.block) / 128;
   return s;
 }
