@@ -61,8 +61,7 @@ Score heuristic(const VariantInfo& v, const void* problem) {
   // more than the packs save (H200 random sweep, a thread a row: float16
   // rows of 3 at pack 8 39.4 us, at pack 1 18.7; bfloat16 rows of 17
   // 54.3 us, 37.1)
-  const bool cut = row_tier(q.tier) && q.pack_size > 1 &&
-                   (p.reduce % q.pack_size != 0 || !aligned_to(p.x, int64_t{q.pack_size} * dtype_size(p.dtype)));
+  const bool cut = row_tier(q.tier) && rows_cut(p, q.pack_size, dtype_size(p.dtype));
   if (cut && p.reduce < 4 * int64_t{q.pack_size}) s.key[1] = 0;
   switch (q.tier) {
     case Tier::thread:
@@ -219,7 +218,7 @@ void bucket(const void* problem, char* out, int size) {
   // the heuristic's pack 1 22.3)
   int64_t fit = 16 / dtype_size(p.dtype);
   while (fit > 1 && fit > p.reduce) fit /= 2;
-  const bool cut = p.inner == 1 && (p.reduce % fit != 0 || !aligned_to(p.x, fit * dtype_size(p.dtype)));
+  const bool cut = p.inner == 1 && rows_cut(p, fit, dtype_size(p.dtype));
   const char* cut_tag = cut ? "_cut" : "";
   if (p.inner == 1 && p.outer == 1)
     std::snprintf(out, size, "%s_all_r%d%s", kind, (log2_class(p.reduce) + 1) / 2, cut_tag);

@@ -461,9 +461,8 @@ cudaError_t prepare(const Problem& p, const Plan& pl, cudaStream_t stream, Acc**
 // copy, float16 71.5 -> 62.0%).
 template <class T, int P, class F>
 void with_cut(const Problem& p, F&& f) {
-  constexpr uintptr_t kBytes = sizeof(T) * P;
   if constexpr (P > 1)
-    if (p.reduce % P != 0 || reinterpret_cast<uintptr_t>(p.x) % kBytes != 0) return f(std::true_type{});
+    if (kgen::reduce::rows_cut(p, P, sizeof(T))) return f(std::true_type{});
   f(std::false_type{});
 }
 
