@@ -6,6 +6,7 @@
 #include <vector>
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "catch.hpp"
@@ -512,6 +513,25 @@ TEST_CASE("a dim that is not the last goes to the strided tiers of both families
       REQUIRE(sel.variant != nullptr);
       const auto t = params_of<SoftmaxParams>(sel.variant).tier;
       CHECK((t != SoftmaxTier::strided && t != SoftmaxTier::strided_uncached));
+    }
+  }
+}
+
+TEST_CASE("float32 strided tiles take warp segments of 64 bytes or more", "[selection][default-set]") {
+  // kgen-tune sweeps, default variants: (1024, 128, 196) in 2 lanes x 4
+  // values (32 bytes) 1.8x the time of 16 lanes; the half types keep 32
+  kgen::DeviceInfo dev = h100();
+  for (bool bwd : {false, true}) {
+    const kgen::Family family = bwd ? kgen::Family::softmax_backward : kgen::Family::softmax;
+    for (auto [outer, axis, inner] : {std::tuple<int64_t, int64_t, int64_t>{1024, 128, 196}, {64, 1024, 4096},
+                                      {128, 256, 1024}}) {
+      kgen::softmax::Problem prob = dim_problem(KGEN_FLOAT32, outer, axis, inner, bwd, dev);
+      auto sel = kgen::select_variant(family, KGEN_FLOAT32, dev, &prob, &kgen::softmax::heuristic);
+      REQUIRE(sel.variant != nullptr);
+      INFO(sel.variant->name);
+      const auto p = params_of<SoftmaxParams>(sel.variant);
+      CHECK(p.tier == SoftmaxTier::strided);
+      CHECK(p.col_lanes * p.pack_size * 4 >= 64);
     }
   }
 }

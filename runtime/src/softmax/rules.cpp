@@ -445,7 +445,8 @@ Score heuristic_as(const VariantInfo& v, const Problem& p) {
       // uncoalesced).  The order below reproduces the winners of the H100
       // sweep (bench/NOTES.md v4): a warp's column segment of 32 bytes at
       // least (1-lane tiles ran at 8-20% of copy); the fewest idle axis
-      // slots; 8-byte packs or wider (4-byte tiles lost 20-30 points); then
+      // slots; 8-byte packs or wider (4-byte tiles lost 20-30 points), then
+      // float32's segments of 64 bytes (bench/NOTES.md strided pick); then
       // backward the fewest values a thread (y and dy in registers: smaller
       // tiles keep more warps resident, 96% against 75% at (256,64,3136)
       // float16) and forward the fewest warps (fewer partials to combine),
@@ -458,7 +459,15 @@ Score heuristic_as(const VariantInfo& v, const Problem& p) {
       const int64_t per = strided_axis_per_warp(q.col_lanes, q.axis_per_thread);
       const int64_t warps = strided_warps(p, q.col_lanes, q.axis_per_thread);
       s.key[1] = -((warps * per - p.cols) * 8 / (warps * per));  // idle eighths
-      s.key[2] = q.pack_size * size >= 8;
+      // and, for 4-byte types and wider, segments of 64 bytes or more: a
+      // warp's 32-byte segments (the fewest warps' pick) ran float32 at
+      // 1.3-1.8x the best default variant's time (kgen-tune sweeps of the
+      // full level, default variants only: 1024 x 128 x 196 in 2 lanes x 4
+      // values 142.8 us, 16 lanes 78.3 on the H100; 111.3 against 62.9 on
+      // the H200); the half types' 32-byte segments of 4 lanes x 4 values
+      // stay (rows of 1024 over an inner of 16 or 4096: 8 lanes 1.13-1.17x
+      // their time)
+      s.key[2] = (q.pack_size * size >= 8) * 2 + (segment >= 64 && size >= 4);
       const int64_t values = int64_t{q.pack_size} * q.axis_per_thread;
       s.key[3] = backward(p) ? -values : -warps;
       // forward, at equal warps the larger tile (float32 (64,1024,4096):
