@@ -61,4 +61,14 @@ Decision choose_winner(const std::vector<const ProblemTimes*>& problems) {
   return d;
 }
 
+std::set<std::string> sibling_contenders(const ProblemTimes& sibling) {
+  std::set<std::string> out;
+  auto h = sibling.times.find(sibling.heuristic);
+  if (h == sibling.times.end()) return out;
+  for (const auto& tv : sibling.times)
+    if (!tv.second.single && (tv.second.confirmed || tv.second.median <= h->second.median * kSiblingMargin))
+      out.insert(tv.first);
+  return out;
+}
+
 }  // namespace tune

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -49,5 +50,16 @@ struct Decision {
   bool kept = false;
 };
 Decision choose_winner(const std::vector<const ProblemTimes*>& problems);
+
+// The variants worth timing on a problem of the same bucket as `sibling`,
+// one that repeats the sibling's line in another mode (softmax's log,
+// reduce's max): those timed in full on the sibling that were confirmed or
+// came within kSiblingMargin of its heuristic's pick there.  Any other was
+// slower than that pick on the sibling by more than a brute-force stretch
+// strays, so choose_winner, which keeps only a variant slower on no
+// problem of its bucket, could not keep it: its time would change no
+// choice.  The heuristic's and the database's picks are timed regardless.
+constexpr double kSiblingMargin = 1.10;
+std::set<std::string> sibling_contenders(const ProblemTimes& sibling);
 
 }  // namespace tune

@@ -65,6 +65,7 @@ struct Options {
 // timing (tune::ProblemTimes, which the choice reads).
 struct Measured : tune::ProblemTimes {
   std::unique_ptr<Case> c;
+  const Measured* sibling = nullptr;  // the same problem in its line's first mode, measured before
   kgen::Family family;
   int element = 0;
   std::string bucket, tuned;  // tuned: the database's pick (report)
@@ -94,6 +95,7 @@ struct Line {
   cases::Words words;
   std::string dtype;
   int number;
+  int sibling = -1;  // the index of this line's problem in its first mode (tune::sibling_contenders)
 };
 
 // A line in each mode that shares its buckets, where it names none: a
@@ -132,12 +134,16 @@ std::vector<Line> read_problems(const std::string& file, const std::string& fami
       std::exit(2);
     }
     if (words.empty()) continue;
-    for (const cases::Words& mode : modes_of(family, words))
+    const std::vector<cases::Words> modes = modes_of(family, words);
+    for (const cases::Words& mode : modes)
       for (const std::string& d : cases::line_dtypes(mode, dtypes)) {
         // a line that names a mode another line already gets is measured once
-        const bool seen = std::any_of(out.begin(), out.end(),
-                                      [&](const Line& l) { return l.dtype == d && l.words == mode; });
-        if (!seen) out.push_back({mode, d, number});
+        auto find = [&](const cases::Words& w) {
+          return std::find_if(out.begin(), out.end(), [&](const Line& l) { return l.dtype == d && l.words == w; });
+        };
+        if (find(mode) != out.end()) continue;
+        const auto first = &mode == &modes.front() ? out.end() : find(modes.front());
+        out.push_back({mode, d, number, first == out.end() ? -1 : static_cast<int>(first - out.begin())});
       }
   }
   return out;
@@ -273,9 +279,14 @@ void measure(Measured& m, const Options& o, Progress& progress) {
   cudaEvent_t first_start, first_end;
   CUDA_OK(cudaEventCreate(&first_start));
   CUDA_OK(cudaEventCreate(&first_end));
+  // the same problem in another mode, in the same bucket: only what could
+  // still win there (tune::sibling_contenders)
+  const bool pruned = m.sibling != nullptr && m.sibling->bucket == m.bucket;
+  const std::set<std::string> contenders = pruned ? tune::sibling_contenders(*m.sibling) : std::set<std::string>{};
   for (const std::string& v : names) {
     ++progress.done;
     if (v != m.heuristic && v != m.tuned && c.hopeless(v)) continue;
+    if (pruned && v != m.heuristic && v != m.tuned && !contenders.count(v)) continue;
     // the first run, which also asks whether the variant takes the problem,
     // is timed: modules are loaded eagerly (main), so it pays no loading
     CUDA_OK(cudaEventRecord(first_start));
@@ -431,12 +442,19 @@ void write_db(const std::string& file, const std::vector<Winner>& winners, const
   std::fprintf(stderr, "kgen-tune: %zu winners in %s\n", kept.size(), file.c_str());
 }
 
-std::vector<Measured> measure_all(const Options& o, const std::string& dir, const cudaDeviceProp& prop) {
+// `siblings`: a problem repeated in another mode times only the variants
+// that could still be its bucket's entry (the sweep; the report times every
+// variant for the oracle).
+std::vector<Measured> measure_all(const Options& o, const std::string& dir, const cudaDeviceProp& prop,
+                                  bool siblings) {
   std::vector<Measured> all;
+  std::vector<int> sibling_of;
   for (const std::string& family : o.ops) {
     family_enum(family);
     const std::string file = dir + "/" + family + ".txt";
+    const int offset = static_cast<int>(all.size());
     for (const Line& line : read_problems(file, family, o.dtypes)) {
+      sibling_of.push_back(siblings && line.sibling >= 0 ? offset + line.sibling : -1);
       std::string error;
       Measured m;
       m.c = cases::make_case(family, line.dtype, line.words, prop, &error);
@@ -447,6 +465,8 @@ std::vector<Measured> measure_all(const Options& o, const std::string& dir, cons
       all.push_back(std::move(m));
     }
   }
+  for (size_t k = 0; k < all.size(); ++k)
+    if (sibling_of[k] >= 0) all[k].sibling = &all[sibling_of[k]];
   Progress progress;
   for (Measured& m : all) {
     // the candidates: the variants of the family and dtype; for the byte
@@ -464,7 +484,7 @@ std::vector<Measured> measure_all(const Options& o, const std::string& dir, cons
 
 int sweep(const Options& o, const cudaDeviceProp& prop) {
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<Measured> all = measure_all(o, o.problems, prop);
+  std::vector<Measured> all = measure_all(o, o.problems, prop, true);
   const std::string base = gpu_file_name(prop);
   write_csv(o.csv.empty() ? "kgen-tune-" + base + ".csv" : o.csv, all, prop);
   const std::vector<Winner> winners = pick_winners(all);
@@ -475,7 +495,7 @@ int sweep(const Options& o, const cudaDeviceProp& prop) {
 
 int report(const Options& o, const cudaDeviceProp& prop) {
   const char* db = kgen_tuning_database();
-  std::vector<Measured> all = measure_all(o, o.heldout, prop);
+  std::vector<Measured> all = measure_all(o, o.heldout, prop, false);
   if (!o.csv.empty()) write_csv(o.csv, all, prop);
   std::ostringstream md;
   md << "# kgen-tune --report\n\nGPU: " << prop.name << " (" << prop.multiProcessorCount << " SMs), " << now_text()

@@ -1,6 +1,7 @@
 // kgen-tune's decisions without a GPU: the paired comparison with the
 // heuristic's pick, and a bucket's choice (kept only past the noise, never
 // slower anywhere, the heuristic stays otherwise).
+#include <set>
 #include <string>
 #include <vector>
 
@@ -108,4 +109,30 @@ TEST_CASE("choose_winner keeps the fastest only past the noise and slower nowher
   SECTION("no problems: nothing") {
     CHECK(tune::choose_winner({}).variant.empty());
   }
+}
+
+TEST_CASE("a problem repeated in another mode times only the variants that could still win its bucket",
+          "[tune]") {
+  ProblemTimes sibling;
+  sibling.heuristic = "h";
+  sibling.times["h"] = timed(10.0, {10, 10, 10, 10, 10, 10, 10});
+  sibling.times["fast"] = timed(8.0, {8, 8, 8, 8, 8, 8, 8});   // confirmed, faster
+  sibling.times["near"] = timed(10.9);                          // within the margin, unconfirmed
+  sibling.times["slow"] = timed(11.5);                          // past the margin: cannot be kept
+  Timing four_x = timed(45.0);
+  four_x.single = true;  // a single run 4x the best
+  sibling.times["single"] = four_x;
+  Timing confirmed_slow = timed(11.5, {11.5, 11.4, 11.6, 11.5, 11.5, 11.5, 11.5});
+  sibling.times["confirmed"] = confirmed_slow;  // confirmed: its rounds are kept in the running
+  const std::set<std::string> c = tune::sibling_contenders(sibling);
+  CHECK(c == std::set<std::string>{"h", "fast", "near", "confirmed"});
+  // what it leaves out choose_winner would not keep: slower on the sibling beyond its noise
+  ProblemTimes other = problem("h", {{"h", 10.0}, {"slow", 7.0}});
+  const tune::Decision d = tune::choose_winner({&sibling, &other});
+  CHECK(d.variant == "slow");  // the best-ranked, for the log
+  CHECK_FALSE(d.kept);
+  // no heuristic time on the sibling: nothing to prune against
+  ProblemTimes empty;
+  empty.heuristic = "h";
+  CHECK(tune::sibling_contenders(empty).empty());
 }
