@@ -145,8 +145,9 @@ py::object softmax_backward(py::handle yo, py::handle dyo, py::handle dimo, bool
   at::Tensor y, dy;
   int code, dcode;
   int64_t dim, d, outer, axis, inner;
-  if (!as_tensor(yo, &y) || !as_tensor(dyo, &dy) || !as_int(dimo, &dim) || !plain(y, &code) || !plain(dy, &dcode) || dcode != code || y.sizes() != dy.sizes() ||
-      y.device() != dy.device() || !wrap(dim, y.dim(), &d))
+  if (!as_tensor(yo, &y) || !as_tensor(dyo, &dy) || !as_int(dimo, &dim) || !plain(y, &code) ||
+      !plain(dy, &dcode) || dcode != code || y.sizes() != dy.sizes() || y.device() != dy.device() ||
+      !wrap(dim, y.dim(), &d))
     return py::none();
   split(y.sizes(), d, &outer, &axis, &inner);
   const c10::cuda::CUDAGuard guard(y.device());
@@ -225,7 +226,8 @@ py::object topk(py::handle xo, py::handle ko, bool largest, bool sorted) {
   at::Tensor x;
   int code;
   int64_t k;
-  if (!as_tensor(xo, &x) || !as_int(ko, &k) || !plain(x, &code) || x.dim() == 0 || k < 1 || k > x.size(-1)) return py::none();
+  if (!as_tensor(xo, &x) || !as_int(ko, &k) || !plain(x, &code) || x.dim() == 0 || k < 1 || k > x.size(-1))
+    return py::none();
   const int64_t n = x.size(-1), batch = x.numel() / n;
   const auto kg = static_cast<kgen_dtype_t>(code);
   const c10::cuda::CUDAGuard guard(x.device());
@@ -298,8 +300,9 @@ py::object expand(py::handle xo, py::handle shapeo) {
 py::object where(py::handle co, py::handle xo, py::handle yo) {
   at::Tensor c, x, y;
   int ccode, code, ycode;
-  if (!as_tensor(co, &c) || !as_tensor(xo, &x) || !as_tensor(yo, &y) || !plain(c, &ccode) || !plain(x, &code) || !plain(y, &ycode) || ycode != code ||
-      (ccode != KGEN_BOOL && ccode != KGEN_UINT8) || c.dim() > 8 || x.dim() > 8 || y.dim() > 8 ||
+  if (!as_tensor(co, &c) || !as_tensor(xo, &x) || !as_tensor(yo, &y) || !plain(c, &ccode) || !plain(x, &code) ||
+      !plain(y, &ycode) || ycode != code || (ccode != KGEN_BOOL && ccode != KGEN_UINT8) || c.dim() > 8 ||
+      x.dim() > 8 || y.dim() > 8 ||
       c.device() != x.device() || y.device() != x.device())
     return py::none();
   const int ranks[3] = {static_cast<int>(c.dim()), static_cast<int>(x.dim()), static_cast<int>(y.dim())};
