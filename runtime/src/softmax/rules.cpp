@@ -251,10 +251,15 @@ Score slice_heuristic(const Params& q, const Problem& p) {
   // against 56.8-58.0 (H100); rows of 9500 43.8-44.7 in 256 x 64 against
   // 52.9-56.9 (H200), 52.3-52.7 against 57.9-59.2 (H100).  Fuller rows
   // stay at 32: rows of 4096-8192 within 2% either way, 6144-7000 1-4%
-  // faster at 32 on the H100 and 5-11% slower on the H200.
+  // faster at 32 on the H100 and 5-11% slower on the H200.  Only where the
+  // rows fill every SM 8 times over: with fewer, the threads an SM runs
+  // count more than how full each CTA is (H100 sweep: 254 bfloat16 rows of
+  // 10025 7.8 us in 512 x 32, 8.0 in 256 x 64; one float16 row of 8829 4.9
+  // against 5.2).
   int64_t cap32 = 4096;  // values a block of 32 a thread holds, from 128 threads
   while (cap32 < p.cols) cap32 *= 2;
-  const bool sparse32 = size == 2 && !bwd && sh.cluster == 1 && !small_block && p.cols * 8 < cap32 * 5;
+  const bool sparse32 = size == 2 && !bwd && sh.cluster == 1 && !small_block && p.cols * 8 < cap32 * 5 &&
+                        p.rows >= 8 * int64_t{p.device->sm_count};
   const int64_t pref = small_block ? 64 / size : bwd ? 16 : sh.cluster == 1 ? (sparse32 ? 64 : 32) : 128 / size;
   s.key[4] = -std::abs(sh.per_thread - pref) * 64 - (sh.cluster > 1 ? std::abs(sh.block - 256) : sh.block) / 128;
   return s;
