@@ -11,7 +11,8 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass, field
-from typing import AbstractSet, Callable, Dict, List, Optional, Sequence, Tuple
+from pathlib import Path
+from typing import AbstractSet, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from .dtypes import DType, DTYPES
 
@@ -105,6 +106,12 @@ class Variant:
     dtype: DType
     params: Tuple[Tuple[str, int], ...]
     name: str = field(default="")
+    # ranked by the heuristic: the default level's own variants (and the
+    # generic ones), whatever level is built.  A variant compiled only as a
+    # tuning database's winner (or only at the full level) is selected only
+    # through a database entry or by name, so that committing one GPU's
+    # database never moves the heuristic's picks on another GPU.
+    ranked: bool = field(default=True)
 
     @property
     def param_dict(self) -> Dict[str, int]:
@@ -123,8 +130,21 @@ def variant_name(op: str, tier: Tier, dtype: DType, params: Dict[str, int]) -> s
     return "_".join(parts)
 
 
+KEEP_FILE = Path(__file__).resolve().parent / "default_keep.txt"
+
+
+def default_keep() -> FrozenSet[str]:
+    """The variant names of default_keep.txt: in the default level and ranked
+    by the heuristic beside the tiers' own predicates."""
+    lines = KEEP_FILE.read_text().splitlines() if KEEP_FILE.is_file() else []
+    return frozenset(l.strip() for l in lines if l.strip() and not l.lstrip().startswith("#"))
+
+
 def enumerate_tier(op: str, tier: Tier, dtype: DType, arches: Tuple[str, ...], level: str,
-                   winners: AbstractSet[str] = frozenset()) -> List[Variant]:
+                   winners: AbstractSet[str] = frozenset(),
+                   keep: AbstractSet[str] = frozenset()) -> List[Variant]:
+    """The tier's variants of one element at `level`.  `keep`: names the
+    default level lists besides its tiers' predicates (default_keep.txt)."""
     if tier.min_arch and arch_number(arches[-1]) < tier.min_arch:
         return []
     names = [p.name for p in tier.params]
@@ -135,11 +155,12 @@ def enumerate_tier(op: str, tier: Tier, dtype: DType, arches: Tuple[str, ...], l
         if not tier.valid(dtype, params, arches):
             continue
         name = variant_name(op, tier, dtype, params)
+        ranked = tier.generic or tier.in_default(dtype, params) or name in keep
         if not tier.generic and name not in winners:
-            if level == "tuned" or (level == "default" and not tier.in_default(dtype, params)):
+            if level == "tuned" or (level == "default" and not ranked):
                 continue
         ordered = tuple((n, params[n]) for n in names) + tuple(tier.fixed)
-        out.append(Variant(op, tier, dtype, ordered, name))
+        out.append(Variant(op, tier, dtype, ordered, name, ranked))
     return out
 
 
@@ -154,6 +175,7 @@ def enumerate_op(op_module, arch, level: str, dtypes: Sequence[str],
     arches = parse_arches(arch)
     if level not in LEVELS:
         raise ValueError(f"level must be one of {', '.join(LEVELS)}, got {level!r}")
+    keep = default_keep()
     pattern = re.compile(kernels) if kernels else None
     # an op with its own element table (permute: movement sizes) is not
     # filtered by dtype: its generic variants serve every dtype
@@ -164,7 +186,7 @@ def enumerate_op(op_module, arch, level: str, dtypes: Sequence[str],
             if table is None and short not in dtypes:
                 continue
             element = table[short] if table is not None else DTYPES[short]
-            for v in enumerate_tier(op_module.OP, tier, element, arches, level, winners):
+            for v in enumerate_tier(op_module.OP, tier, element, arches, level, winners, keep):
                 if pattern is None or v.generic or pattern.search(v.name):
                     result.append(v)
     names = [v.name for v in result]

@@ -12,7 +12,7 @@ from generator.dtypes import DTYPES
 from generator.emit import bundles, output_names, render_all
 from generator.ops import load_ops
 from generator.ops import expand, permute, reduce, softmax, softmax_backward, where
-from generator import tuning
+from generator import core, tuning
 
 ALL = softmax.DTYPES
 ROOT = Path(__file__).resolve().parents[2]
@@ -273,6 +273,34 @@ def test_tuning_winners_join_the_default_level_and_make_up_the_tuned_one():
         [f"softmax_generic_{d}" for d in ALL]
     # the kernel filter applies to winners too
     assert extra not in [v.name for v in enumerate_op(softmax, "sm_90", "default", ALL, r"^nothing$", picked)]
+
+
+def test_winners_outside_the_default_set_are_not_ranked_by_the_heuristic():
+    # a database's winner joins the default level unranked (taken through
+    # its entry or by name); the default level's own variants are ranked at
+    # every level, the rest of the full level is not
+    full = enumerate_op(softmax, "sm_90", "full", ALL)
+    default = {v.name for v in enumerate_op(softmax, "sm_90", "default", ALL)}
+    extra = next(v.name for v in full if v.name not in default)
+    with_winner = {v.name: v.ranked for v in enumerate_op(softmax, "sm_90", "default", ALL, None, {extra})}
+    assert with_winner.pop(extra) is False
+    assert all(with_winner.values())
+    assert {v.name for v in full if v.ranked} == default
+    tuned = enumerate_op(softmax, "sm_90", "tuned", ALL, None, {extra})
+    assert [(v.name, v.ranked) for v in tuned if not v.generic] == [(extra, False)]
+
+
+def test_the_default_keep_list_names_variants_of_the_full_level_the_predicates_leave_out():
+    keep = core.default_keep()
+    assert keep, "generator/default_keep.txt lists no variant"
+    full, by_predicate = set(), set()
+    for op in load_ops():
+        for v in enumerate_op(op, "sm_90", "full", op.DTYPES):
+            full.add(v.name)
+            if v.tier.generic or v.tier.in_default(v.dtype, v.param_dict):
+                by_predicate.add(v.name)
+    assert sorted(keep - full) == []  # no stale or misspelt name
+    assert sorted(keep & by_predicate) == []  # none the predicates keep anyway
 
 
 def test_tuning_databases_are_read_filtered_and_embedded(tmp_path, monkeypatch, capsys):

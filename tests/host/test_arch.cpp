@@ -1,6 +1,7 @@
 // Several architectures in one build, without a GPU: which code a device
 // runs, and that selection and named variants respect a variant's arch.
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -107,4 +108,35 @@ TEST_CASE("selection skips a variant whose arch the device does not run", "[arch
   CHECK(kgen::best_of(candidates, hopper, &p, &prefer_all).variant == &needs_90);
   CHECK(kgen::best_of(candidates, ampere, &p, &prefer_all).variant == &generic);
   CHECK(kgen::best_of(candidates, jit80, &p, &prefer_all).variant == &generic);
+}
+
+namespace {
+// prefers the variant whose name sorts last
+kgen::Score prefer_last_name(const kgen::VariantInfo& v, const void*) {
+  kgen::Score s;
+  s.key[0] = static_cast<unsigned char>(v.name[std::strlen(v.name) - 1]);
+  return s;
+}
+}  // namespace
+
+TEST_CASE("the heuristic ranks a database-only winner only where no default variant takes the problem",
+          "[arch]") {
+  // b would win on the heuristic's score, but it is compiled only as a
+  // tuning database's winner: another GPU's database must not move the pick
+  const kgen::VariantInfo a{"softmax_warp_f32_a", kgen::Family::softmax, KGEN_FLOAT32, nullptr, false, 0,
+                            &always, &never_launched};
+  const kgen::VariantInfo b{"softmax_warp_f32_b", kgen::Family::softmax, KGEN_FLOAT32, nullptr, false, 0,
+                            &always, &never_launched, false};
+  const kgen::VariantInfo generic{"softmax_generic_f32_test", kgen::Family::softmax, KGEN_FLOAT32,
+                                  nullptr, true, 0, &always, &never_launched};
+  kgen::DeviceInfo hopper;
+  kgen::softmax::Problem p{};
+  auto picked = [&](std::vector<const kgen::VariantInfo*> c) { return kgen::best_of(c, hopper, &p, &prefer_last_name); };
+  CHECK(picked({&generic, &a, &b}).variant == &a);
+  CHECK(picked({&generic, &b, &a}).variant == &a);
+  CHECK(picked({&generic, &a, &b}).source == kgen::Source::heuristic);
+  // with no ranked variant (a build at the tuned level) the winner is ranked
+  // before the generic variant
+  CHECK(picked({&generic, &b}).variant == &b);
+  CHECK(picked({&generic}).variant == &generic);
 }
