@@ -84,7 +84,6 @@ inline Plan plan_rows(const Problem& p, int block, int pack, int fold, bool spli
   return finish_plan(pl, p);
 }
 
-// inner > 1: tiles of lanes x pack outputs; block / lanes threads down reduce.
 // Whether rows read `pack` elements of `elem_bytes` a load are cut into
 // head, packs and tail (reduction.cuh cut_row): a length the pack does not
 // divide, or x off the pack's alignment.  Read by the launch (the cut
@@ -93,6 +92,7 @@ inline bool rows_cut(const Problem& p, int64_t pack, int64_t elem_bytes) {
   return pack > 1 && (p.reduce % pack != 0 || reinterpret_cast<uintptr_t>(p.x) % (pack * elem_bytes) != 0);
 }
 
+// inner > 1: tiles of lanes x pack outputs; block / lanes threads down reduce.
 inline Plan plan_cols(const Problem& p, int block, int pack, int fold, int lanes) {
   Plan pl;
   pl.width = int64_t{lanes} * pack;
