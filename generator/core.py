@@ -107,10 +107,11 @@ class Variant:
     params: Tuple[Tuple[str, int], ...]
     name: str = field(default="")
     # ranked by the heuristic: the default level's own variants (and the
-    # generic ones), whatever level is built.  A variant compiled only as a
-    # tuning database's winner (or only at the full level) is selected only
-    # through a database entry or by name, so that committing one GPU's
-    # database never moves the heuristic's picks on another GPU.
+    # generic ones) at the default and full levels; every variant of a
+    # tuned-level build.  A variant compiled only as a tuning database's
+    # winner (or only at the full level) is selected only through a
+    # database entry or by name, never by the heuristic, so that committing
+    # one GPU's database never moves the heuristic's picks on any GPU.
     ranked: bool = field(default=True)
 
     @property
@@ -155,7 +156,9 @@ def enumerate_tier(op: str, tier: Tier, dtype: DType, arches: Tuple[str, ...], l
         if not tier.valid(dtype, params, arches):
             continue
         name = variant_name(op, tier, dtype, params)
-        ranked = tier.generic or tier.in_default(dtype, params) or name in keep
+        # a tuned-level build holds only winners (and generics): the
+        # heuristic ranks what it has
+        ranked = level == "tuned" or tier.generic or tier.in_default(dtype, params) or name in keep
         if not tier.generic and name not in winners:
             if level == "tuned" or (level == "default" and not ranked):
                 continue

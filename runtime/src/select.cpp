@@ -48,35 +48,36 @@ Selection select_from(const tuning::Database* db, Family family, int element,
   return best_of(Registry::of(family, element), device, problem, heuristic);
 }
 
-// The heuristic ranks the default level's own variants first: the winners
-// that a tuning database compiles in (another GPU's too) join the ranking
-// only where none of those takes the problem (a build at the tuned level, or
-// one whose kernel filter dropped them).  Without that rule the H200
-// database's winners moved the H100's heuristic picks (float32 rows of 630
-// into 8-byte packs, float16 transposes into 8 x 256 tiles; bench/NOTES.md
-// tuning v4).  The winners the heuristic came to pick stay in the default
-// level by name (DEFAULT_KEEP in generator/ops/).
+// The heuristic ranks the default level's own variants (every variant of a
+// tuned-level build); where none takes the problem, the generic variant
+// runs.  A winner that a tuning database compiles in (another GPU's too) is
+// reached only through its entry or by name.  Ranked beside the default
+// level's variants, the H200 database's winners moved the H100's heuristic
+// picks (float32 rows of 630 into 8-byte packs, float16 transposes into
+// 8 x 256 tiles); ranked before the generic variant, they moved bfloat16
+// top-k off the generic kernel where the default level has no other (H100
+// sweep: 0.64x to 1.23x; bench/NOTES.md tuning v4).  The winners the
+// heuristic came to pick stay in the default level by name
+// (generator/default_keep.txt).
 Selection best_of(const std::vector<const VariantInfo*>& candidates, const DeviceInfo& device,
                   const void* problem, ScoreFn heuristic) {
   const VariantInfo* best = nullptr;
   const VariantInfo* generic = nullptr;
   Score best_score = Score::reject();
-  for (bool ranked : {true, false}) {
-    for (const VariantInfo* v : candidates) {
-      if (v->generic) {
-        if (!generic) generic = v;
-        continue;
-      }
-      if (v->ranked != ranked || !runs_on(*v, device) || !v->supports(*v, problem)) continue;
-      Score s = heuristic(*v, problem);
-      if (s.rejected()) continue;
-      if (!best || best_score < s) {  // ties keep the first in generator order
-        best = v;
-        best_score = s;
-      }
+  for (const VariantInfo* v : candidates) {
+    if (v->generic) {
+      if (!generic) generic = v;
+      continue;
     }
-    if (best) return {best, Source::heuristic};
+    if (!v->ranked || !runs_on(*v, device) || !v->supports(*v, problem)) continue;
+    Score s = heuristic(*v, problem);
+    if (s.rejected()) continue;
+    if (!best || best_score < s) {  // ties keep the first in generator order
+      best = v;
+      best_score = s;
+    }
   }
+  if (best) return {best, Source::heuristic};
   return {generic, Source::generic};
 }
 

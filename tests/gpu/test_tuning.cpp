@@ -1,6 +1,7 @@
 // The compiled-in tuning database on the GPU in hand: it is found for this
 // GPU (or for its arch), and selection takes its entries.  The variants it
 // names are in the default level and run in every family's own tests.
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -59,9 +60,10 @@ TEST_CASE("softmax and reduce rows of a tuned bucket run the database's variant"
     WARN("no tuning database for " << d.name << ": nothing to check");
     return;
   }
-  // rows at a warp capacity (softmax row_w<cap>) and of 2^k elements
-  // (reduce val_last_r<k>), 8192 of them, from aligned buffers: the
-  // database's entry supports them and selection must return it
+  // rows at a warp capacity (softmax row_w<cap>), 8192 of them, and of 2^k
+  // elements (reduce val_last_r<k>), at least 8192 and 8 MiB of them (the
+  // buckets under 4 MiB end in _s), from aligned buffers: the database's
+  // entry supports them and selection must return it
   int checked = 0;
   DeviceBuffer x(size_t{8192} * 2048 * 8), y(size_t{8192} * 2048 * 8);
   for (const kgen::tuning::Entry& e : db->entries) {
@@ -72,11 +74,12 @@ TEST_CASE("softmax and reduce rows of a tuned bucket run the database's variant"
       const int64_t cols = std::atoll(e.bucket.c_str() + 5);
       KGEN_REQUIRE(kgen_softmax_selected(0, dtype, 8192, cols, x.ptr, y.ptr, &selected));
     } else if (e.family == kgen::Family::reduce && e.bucket.rfind("val_last_r", 0) == 0 &&
-               e.bucket.find("_few") == std::string::npos) {
+               e.bucket.find('_', 10) == std::string::npos) {  // not _few, _cut or _s
       const int64_t reduce = int64_t{1} << std::atoi(e.bucket.c_str() + 10);
       if (reduce > 2048) continue;
+      const int64_t rows = std::max<int64_t>(8192, (int64_t{8} << 20) / (reduce * kgen_dtype_size(dtype)));
       size_t need = 0;
-      KGEN_REQUIRE(kgen_reduce_selected(KGEN_REDUCE_SUM, dtype, 8192, reduce, 1, x.ptr, y.ptr, &selected, &need));
+      KGEN_REQUIRE(kgen_reduce_selected(KGEN_REDUCE_SUM, dtype, rows, reduce, 1, x.ptr, y.ptr, &selected, &need));
     } else {
       continue;
     }

@@ -349,3 +349,23 @@ TEST_CASE("the permute selection cache gives what selection gives", "[permute][s
     }
   }
 }
+
+TEST_CASE("permute tuning buckets keep tensors under 4 MiB apart", "[permute][tuning]") {
+  static const kgen::DeviceInfo dev;
+  auto bucket = [](std::vector<int64_t> shape, std::vector<int> perm, int64_t elem) {
+    kgen::permute::Problem p{kgen::permute::simplify(static_cast<int>(shape.size()), shape.data(), perm.data(), elem,
+                                                     A, A, 16),
+                             nullptr, nullptr, &dev};
+    char b[64];
+    kgen::permute::bucket(&p, b, sizeof b);
+    return std::string(b);
+  };
+  // the same tile classes: 78 MB against 285 KB (the sweep's pair, float16)
+  CHECK(bucket({29, 26, 73, 55, 13}, {4, 3, 1, 0, 2}, 2).rfind("tile_", 0) == 0);
+  CHECK(bucket({29, 26, 73, 55, 13}, {4, 3, 1, 0, 2}, 2).find("_s") == std::string::npos);
+  CHECK(bucket({11, 48, 9, 3, 10}, {4, 2, 1, 3, 0}, 2).substr(bucket({11, 48, 9, 3, 10}, {4, 2, 1, 3, 0}, 2).size() - 2) ==
+        "_s");
+  CHECK(bucket({1024, 1024, 32}, {1, 0, 2}, 2) == "row_r3_l1");
+  CHECK(bucket({64, 64, 32}, {1, 0, 2}, 2) == "row_r3_l1_s");
+  CHECK(bucket({1 << 20}, {0}, 4) == "copy");
+}

@@ -371,8 +371,13 @@ TEST_CASE("rows a 16-byte pack does not cover whole have tuning buckets of their
   CHECK(bucket(4096, 1024, 1, 4) == "val_last_r10_cut");  // one float into an aligned allocation
   CHECK(bucket(1, 1 << 20, 1, 0) == "val_all_r10");
   CHECK(bucket(1, (1 << 20) - 3, 1, 0) == "val_all_r10_cut");
-  CHECK(bucket(64, 1024, 3, 4) == "val_mid_r5_i1");  // the col tier does not cut
-  CHECK(bucket(4096, 2, 1, 0) == "val_last_r1");      // a pack of 2 fits and divides
-  CHECK(bucket(4096, 2, 1, 8) == "val_last_r1");
-  CHECK(bucket(4096, 3, 1, 0) == "val_last_r2_cut");
+  CHECK(bucket(64, 1024, 3, 4) == "val_mid_r5_i1_s");  // the col tier does not cut
+  CHECK(bucket(1 << 20, 2, 1, 0) == "val_last_r1");      // a pack of 2 fits and divides
+  CHECK(bucket(1 << 20, 2, 1, 8) == "val_last_r1");
+  CHECK(bucket(1 << 20, 3, 1, 0) == "val_last_r2_cut");
+  // inputs under 4 MiB apart
+  CHECK(bucket(4096, 2, 1, 0) == "val_last_r1_s");
+  CHECK(bucket(4096, 3, 1, 0) == "val_last_r2_cut_s");
+  CHECK(bucket(64, 1024, 1 << 10, 0) == "val_mid_r5_i5");
+  CHECK(bucket(1, 1 << 10, 1 << 9, 0) == "val_mid_r5_i5_s");
 }

@@ -319,10 +319,19 @@ TEST_CASE("buckets follow the extents that move the ranking", "[tuning]") {
   CHECK(softmax_bucket(8192, 2896, 1) == "row_l22");  // 22.9995
   CHECK(softmax_bucket(8192, 2897, 1) == "row_l23");
   CHECK(softmax_bucket(8192, 4096, 1) == "row_l24");
-  CHECK(softmax_bucket(100, 1024, 1) == "row_w1024_few");
-  CHECK(softmax_bucket(100, 100000, 1) == "row_l33_few");
+  // under 1024 rows, by rows an SM (132 SMs): under 33, 132, 528, 1024
+  CHECK(softmax_bucket(100, 1024, 1) == "row_w1024_few1");
+  CHECK(softmax_bucket(100, 100000, 1) == "row_l33_few1");
+  CHECK(softmax_bucket(1, 100000, 1) == "row_l33_few0");
+  CHECK(softmax_bucket(32, 100000, 1) == "row_l33_few0");
+  CHECK(softmax_bucket(33, 100000, 1) == "row_l33_few1");
+  CHECK(softmax_bucket(132, 100000, 1) == "row_l33_few2");
+  CHECK(softmax_bucket(1023, 100000, 1) == "row_l33_few3");
+  CHECK(softmax_bucket(1024, 100000, 1) == "row_l33");
   CHECK(softmax_bucket(64, 1024, 4096) == "strided_a5_i6");
-  CHECK(softmax_bucket(1, 120281, 9) == "strided_a9_i2_few");  // the split tier's
+  CHECK(softmax_bucket(1, 120281, 9) == "strided_a9_i2_few_s");  // the split tier's; 2.1 MB
+  CHECK(softmax_bucket(8, 120281, 9) == "strided_a9_i2_few");     // 17 MB
+  CHECK(softmax_bucket(128, 1024, 8) == "strided_a5_i2_s");       // 2 MiB
   CHECK(kgen::tuning::log2_class(1) == 0);
   CHECK(kgen::tuning::log2_class(2) == 1);
   CHECK(kgen::tuning::log2_class(3) == 2);

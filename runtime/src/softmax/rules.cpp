@@ -576,14 +576,29 @@ void bucket(const void* problem, char* out, int size) {
   using tuning::log2_class;
   if (p.inner > 1) {
     // few columns (the split heuristic's condition) apart: their tier is
-    // the split
+    // the split; tensors under 4 MiB apart (_s): an entry won on 16 MB need
+    // not win where launch and one wave are the time (H100: the split at
+    // 1024 threads, 4.6% ahead on 8 x 8192 x 64 float32, ran 4786 x 23 over
+    // dim 0 at 12.0 us against the heuristic's 10.5)
     const bool few = strided_few_columns(p);
-    std::snprintf(out, size, "strided_a%d_i%d%s", (log2_class(p.cols) + 1) / 2, (log2_class(p.inner) + 1) / 2,
-                  few ? "_few" : "");
+    const bool small = p.rows * p.cols * p.inner * dtype_size(p.dtype) < (int64_t{4} << 20);
+    std::snprintf(out, size, "strided_a%d_i%d%s%s", (log2_class(p.cols) + 1) / 2, (log2_class(p.inner) + 1) / 2,
+                  few ? "_few" : "", small ? "_s" : "");
     return;
   }
   const char* kind = p.mask ? "masked" : "row";
-  const char* few = p.rows < 1024 ? "_few" : "";
+  // Under 1024 rows, by the rows an SM: a variant's CTAs a row decide
+  // there, and one bucket from 1 row to 1023 took a cluster of 2 measured
+  // on tens of rows for a single row (H100 softmax sweep: one bfloat16 row
+  // of 114407 6.8 -> 11.1 us against the heuristic's cluster of 8;
+  // bench/NOTES.md tuning v4).  Classes: under a quarter of the SMs' rows,
+  // a row an SM, 4 rows an SM, more.
+  char few[8] = "";
+  if (p.rows < 1024) {
+    const int64_t sms = std::max(1, p.device->sm_count);
+    const int cls = p.rows * 4 < sms ? 0 : p.rows < sms ? 1 : p.rows < 4 * sms ? 2 : 3;
+    std::snprintf(few, sizeof few, "_few%d", cls);
+  }
   for (int64_t cap : kWarpCapacities)
     if (p.cols <= cap) {
       std::snprintf(out, size, "%s_w%lld%s", kind, static_cast<long long>(cap), few);
