@@ -178,8 +178,15 @@ TEST_CASE("a few hundred rows: a warp a row up to 8 packs a lane, then a block t
   INFO(b.v->name);
   CHECK(b.p.tier == ReduceTier::block);
   CHECK(b.p.block_size <= 256);
-  // 64 rows of 50257: fewer than two an SM, split
-  CHECK(pick(KGEN_FLOAT32, 64, 50257, 1, KGEN_REDUCE_MAX).p.tier == ReduceTier::split);
+  // fewer than two rows an SM: a block a row where the rows are at most one
+  // an SM and of 16-256 KB (128 KB for argmax), else split
+  CHECK(pick(KGEN_FLOAT32, 64, 50257, 1, KGEN_REDUCE_MAX).p.tier == ReduceTier::block);
+  CHECK(pick(KGEN_FLOAT16, 1, 65537, 1, KGEN_REDUCE_SUM).p.tier == ReduceTier::block);
+  CHECK(pick(KGEN_FLOAT32, 1, 131072, 1, KGEN_REDUCE_MAX).p.tier == ReduceTier::split);
+  CHECK(pick(KGEN_FLOAT32, 1, 65536, 1, KGEN_REDUCE_ARGMAX).p.tier == ReduceTier::split);
+  CHECK(pick(KGEN_FLOAT16, 1, 65536, 1, KGEN_REDUCE_ARGMAX).p.tier == ReduceTier::block);
+  CHECK(pick(KGEN_FLOAT32, 200, 20000, 1, KGEN_REDUCE_MAX).p.tier == ReduceTier::split);
+  CHECK(pick(KGEN_FLOAT32, 1, 3407, 1, KGEN_REDUCE_MAX).p.tier == ReduceTier::split);
 }
 
 TEST_CASE("a middle axis goes to the col tier, lanes across inner", "[reduce][selection][default-set]") {

@@ -97,11 +97,24 @@ Score heuristic(const VariantInfo& v, const void* problem) {
     }
     case Tier::block: {
       // two rows an SM keep every SM busy at the block size the row wants
-      // (below); fewer are the split tier's.  Counted for every block size
+      // (below); fewer are the split tier's but for short rows (next).  Counted for every block size
       // alike: a wave of small blocks would send short rows to blocks far
       // wider than they fill (H100, 400 rows of 3000 float32: 1024 threads
       // 7.9 us, 256 threads 4.7)
-      s.key[0] = p.outer >= int64_t{2} * d.sm_count ? 4 : 1;
+      // Rows of at most one an SM: a block a row still comes first where
+      // one SM streams its row sooner than the split tier's second launch
+      // lands: rows of 16-256 KB for sum, max and min, 16-128 KB for argmax
+      // and argmin, whose per-element work a block does not shorten (H100,
+      // bench/variants.py and the reduce sweeps: float16 max of one row of
+      // 65537 5.3 us against the split's 7.5, of 131072 5.8 against 7.5;
+      // float32 max of 64 rows of 50257 9.7 against 12.6; lost: one float32
+      // row of 131072 8.0 against 7.6, bfloat16 sum of 251020 10.8 against
+      // 8.7, float32 max of 200 rows of 20000 11.0 against 9.9; under 16 KB
+      // the split is one block too; bench/NOTES.md reduce v6)
+      const int64_t row_bytes = p.reduce * dtype_size(p.dtype);
+      const bool streams = p.outer <= d.sm_count && row_bytes >= 16 * int64_t{1024} &&
+                           row_bytes <= (is_arg(p.op) ? 128 : 256) * int64_t{1024};
+      s.key[0] = p.outer >= int64_t{2} * d.sm_count || streams ? 4 : 1;
       // threads that each load one batch of 4 packs of the row: H100,
       // 16384 x 8192 float16 (1024 packs): 256 threads 96-99% of copy,
       // 512 85-87%, 1024 52-66% (bench/NOTES.md reduce v1)
