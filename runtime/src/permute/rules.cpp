@@ -156,11 +156,10 @@ Score heuristic(const VariantInfo& v, const void* problem) {
 void bucket(const void* problem, char* out, int size) {
   const Shape& s = static_cast<const Problem*>(problem)->shape;
   auto cls = [](int64_t n) { return std::min((tuning::log2_class(n) + 1) / 2, 5); };
-  // tensors under 4 MiB apart (_s): their time is launch and one wave, and
-  // an entry won there need not win where the data streams from DRAM (H100:
-  // the entry of tile_i2_j4_b1, timed on 285 KB of float16 alone, moved a
-  // 78 MB float16 rank-5 permute from the heuristic's 243.6 us to 545.7)
-  const char* small = units(s) * s.movement < (int64_t{4} << 20) ? "_s" : "";
+  // tensors under 4 MiB apart (H100: the entry of tile_i2_j4_b1, timed on
+  // 285 KB of float16 alone, moved a 78 MB float16 rank-5 permute from the
+  // heuristic's 243.6 us to 545.7)
+  const char* small = tuning::small_tag(units(s) * s.movement);
   if (is_copy(s)) {
     std::snprintf(out, size, "copy");
   } else if (keeps_last(s)) {

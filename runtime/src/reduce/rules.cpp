@@ -233,11 +233,10 @@ void bucket(const void* problem, char* out, int size) {
   while (fit > 1 && fit > p.reduce) fit /= 2;
   const bool cut = p.inner == 1 && rows_cut(p, fit, dtype_size(p.dtype));
   const char* cut_tag = cut ? "_cut" : "";
-  // inputs under 4 MiB apart (_s): an entry won where the data streams from
-  // DRAM need not win where launch and one wave are the time (H100: the
-  // entry of val_mid_r3_i8, timed on 256 MB, summed 32x35x4x131 float32 over
-  // dim 0 in 7.7 us against the heuristic's 4.5)
-  const char* small = p.outer * p.reduce * p.inner * dtype_size(p.dtype) < (int64_t{4} << 20) ? "_s" : "";
+  // inputs under 4 MiB apart (H100: the entry of val_mid_r3_i8, timed on
+  // 256 MB, summed 32x35x4x131 float32 over dim 0 in 7.7 us against the
+  // heuristic's 4.5)
+  const char* small = tuning::small_tag(p.outer * p.reduce * p.inner * dtype_size(p.dtype));
   if (p.inner == 1 && p.outer == 1)
     std::snprintf(out, size, "%s_all_r%d%s", kind, (log2_class(p.reduce) + 1) / 2, cut_tag);
   else if (p.inner == 1)

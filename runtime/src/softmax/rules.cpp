@@ -576,14 +576,12 @@ void bucket(const void* problem, char* out, int size) {
   using tuning::log2_class;
   if (p.inner > 1) {
     // few columns (the split heuristic's condition) apart: their tier is
-    // the split; tensors under 4 MiB apart (_s): an entry won on 16 MB need
-    // not win where launch and one wave are the time (H100: the split at
-    // 1024 threads, 4.6% ahead on 8 x 8192 x 64 float32, ran 4786 x 23 over
-    // dim 0 at 12.0 us against the heuristic's 10.5)
+    // the split; tensors under 4 MiB apart (H100: the split at 1024 threads,
+    // 4.6% ahead on 8 x 8192 x 64 float32, ran 4786 x 23 over dim 0 at 12.0
+    // us against the heuristic's 10.5)
     const bool few = strided_few_columns(p);
-    const bool small = p.rows * p.cols * p.inner * dtype_size(p.dtype) < (int64_t{4} << 20);
     std::snprintf(out, size, "strided_a%d_i%d%s%s", (log2_class(p.cols) + 1) / 2, (log2_class(p.inner) + 1) / 2,
-                  few ? "_few" : "", small ? "_s" : "");
+                  few ? "_few" : "", tuning::small_tag(p.rows * p.cols * p.inner * dtype_size(p.dtype)));
     return;
   }
   const char* kind = p.mask ? "masked" : "row";

@@ -25,5 +25,12 @@ inline int log2_class(int64_t n) {
   return c;
 }
 
+// "_s" for a tensor under 4 MiB, else "": such a tensor's time is launch and
+// one wave, and an entry won on one need not win where the data streams
+// from DRAM, nor the reverse (bench/NOTES.md tuning v5).  Permute, reduce
+// (mid and last) and the softmax strided layout tag their buckets with it.
+constexpr int64_t kSmallTensorBytes = int64_t{4} << 20;
+inline const char* small_tag(int64_t bytes) { return bytes < kSmallTensorBytes ? "_s" : ""; }
+
 }  // namespace tuning
 }  // namespace kgen
