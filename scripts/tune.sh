@@ -40,14 +40,19 @@ gzip -f "$out/sweep.csv"
 echo "sweep: rc=$sweep_rc, $(( $(date +%s) - t1 )) s"
 ls "$out"/*.json > /dev/null 2>&1 || { tail -20 "$out/sweep.log"; exit 1; }
 fi
-# the report's database: the swept families' entries only (a database naming
-# variants this filtered build lacks is refused as a whole)
-db=$(ls -t "$out"/*.json | head -1)
-python3 - "$db" "$families" "$out/report-db.json" <<'PY'
-import json, sys
-db = json.load(open(sys.argv[1]))
-db["entries"] = [e for e in db["entries"] if e["family"] in sys.argv[2].split(",")]
-json.dump(db, open(sys.argv[3], "w"), indent=1)
+# the report's database: this GPU's (OUTDIR holds every committed one), the
+# swept families' entries only (a database naming variants this filtered
+# build lacks is refused as a whole)
+python3 - "$out" "$gpu" "$families" "$out/report-db.json" <<'PY' || exit 1
+import glob, json, os, sys
+out, gpu, families, dest = sys.argv[1:]
+dbs = [json.load(open(f)) for f in sorted(glob.glob(os.path.join(out, "*.json"))) if f != dest]
+mine = [d for d in dbs if d.get("gpu") == gpu]
+if not mine:
+    sys.exit(f"no database of {gpu} in {out}")
+db = mine[0]
+db["entries"] = [e for e in db["entries"] if e["family"] in families.split(",")]
+json.dump(db, open(dest, "w"), indent=1)
 PY
 db="$out/report-db.json"
 t2=$(date +%s)
