@@ -55,10 +55,10 @@ struct VariantInfo {
   bool (*supports)(const VariantInfo& self, const void* problem);
   // launches on the stream; returns the launch's error state
   cudaError_t (*launch)(const void* problem, cudaStream_t stream);
-  // ranked by the heuristic: a variant of the default level's own set.  One
-  // compiled only as a tuning database's winner (or at the full level) is
-  // taken through a database entry or by name, and by the heuristic only
-  // where no ranked variant takes the problem (select.cpp best_of).
+  // ranked by the heuristic: a variant of the default level's own set (or
+  // of a tuned-level build).  One compiled only as a tuning database's
+  // winner (or at the full level) is taken through a database entry or by
+  // name, never by the heuristic (select.cpp best_of).
   bool ranked = true;
 };
 

@@ -63,6 +63,7 @@ Score heuristic(const VariantInfo& v, const void* problem) {
   // 54.3 us, 37.1)
   const bool cut = row_tier(q.tier) && rows_cut(p, q.pack_size, dtype_size(p.dtype));
   if (cut && p.reduce < 4 * int64_t{q.pack_size}) s.key[1] = 0;
+  const int64_t row_bytes = p.reduce * dtype_size(p.dtype);  // a row of the row tiers
   switch (q.tier) {
     case Tier::thread:
     case Tier::warp: {
@@ -88,7 +89,6 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // bench/NOTES.md reduce v2).  Counted in bytes, not packs: a row
       // that only takes pack 1 (float16 rows of 700, 1400 bytes) is short
       // for a block (kgen-tune --report, H100: block 1.8x the warp's time)
-      const int64_t row_bytes = p.reduce * dtype_size(p.dtype);
       s.key[0] = !is_arg(p.op) && row_bytes > int64_t{32} * q.fold * 4 * 16 ? 2 : 6;
       s.key[2] = -std::abs(log2_floor(q.group_width) - log2_floor(want));
       s.key[3] = -std::abs(q.fold - 4);
@@ -97,10 +97,10 @@ Score heuristic(const VariantInfo& v, const void* problem) {
     }
     case Tier::block: {
       // two rows an SM keep every SM busy at the block size the row wants
-      // (below); fewer are the split tier's but for short rows (next).  Counted for every block size
-      // alike: a wave of small blocks would send short rows to blocks far
-      // wider than they fill (H100, 400 rows of 3000 float32: 1024 threads
-      // 7.9 us, 256 threads 4.7)
+      // (below); fewer are the split tier's but for short rows (next).
+      // Counted for every block size alike: a wave of small blocks would
+      // send short rows to blocks far wider than they fill (H100, 400 rows
+      // of 3000 float32: 1024 threads 7.9 us, 256 threads 4.7)
       // Rows of at most one an SM: a block a row still comes first where
       // one SM streams its row sooner than the split tier's second launch
       // lands: rows of 16-256 KB for sum, max and min, 16-128 KB for argmax
@@ -111,7 +111,6 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // row of 131072 8.0 against 7.6, bfloat16 sum of 251020 10.8 against
       // 8.7, float32 max of 200 rows of 20000 11.0 against 9.9; under 16 KB
       // the split is one block too; bench/NOTES.md reduce v6)
-      const int64_t row_bytes = p.reduce * dtype_size(p.dtype);
       const bool streams = p.outer <= d.sm_count && row_bytes >= 16 * int64_t{1024} &&
                            row_bytes <= (is_arg(p.op) ? 128 : 256) * int64_t{1024};
       s.key[0] = p.outer >= int64_t{2} * d.sm_count || streams ? 4 : 1;
