@@ -3,10 +3,11 @@ change (BASE) and after it (NEW), run on the same GPU.  Per family: how
 many problems changed variant, the time geomean new/base over them and
 over the problems that kept theirs (the drift between the two runs, which
 is the noise this pair has to beat), and the changed problems, the most
-slowed first.  A change of selection or of a database shows up as the
-changed rows; a kernel change as the unchanged rows' geomean.
+slowed first; each side's geomean against torch.  A change of selection
+or of a database shows up as the changed rows; a kernel change as the
+unchanged rows' geomean and (--kept N) the kept problems that moved most.
 
-    python3 bench/sweep_ab.py BASE/<gpu>_sweep.json NEW/<gpu>_sweep.json [--all] [--family F]
+    python3 bench/sweep_ab.py BASE/<gpu>_sweep.json NEW/<gpu>_sweep.json [--all] [--family F] [--kept N]
 
 Exits 1 when the two runs do not share a seed, a GPU or any problem.
 """
@@ -45,7 +46,14 @@ def compare(base: dict, new: dict) -> dict:
     return out
 
 
-def report(base: dict, new: dict, families=None, show_all=False) -> str:
+def against_torch(entries, side: int) -> str:
+    """Geomean of torch/kgen over the entries on one side (2: base, 3: new),
+    and how many fall below 0.95x torch."""
+    v = [e[side]["torch_us"] / e[side]["kgen_us"] for e in entries if e[side].get("torch_us", 0) > 0]
+    return f"{geomean(v):.3f}x torch, {sum(x < 0.95 for x in v)} below 0.95x" if v else "no torch times"
+
+
+def report(base: dict, new: dict, families=None, show_all=False, extremes=0) -> str:
     lines = [f"base: {base['meta'].get('commit', '?')}  new: {new['meta'].get('commit', '?')}  "
              f"({new['meta'].get('gpu', '?')}, seed {new['meta'].get('seed', '?')})"]
     for fam, v in compare(base, new).items():
@@ -55,9 +63,20 @@ def report(base: dict, new: dict, families=None, show_all=False) -> str:
         lines.append(f"{fam}: {len(changed)} of {len(changed) + len(kept)} changed variant, new/base geomean "
                      f"{geomean(e[0] for e in changed):.3f} on them, {geomean(e[0] for e in kept):.3f} on the rest")
         shown = changed if show_all else [e for e in changed if e[0] > 1.05 or e[0] < 0.95]
-        for ratio, key, b, n in shown:
+        everything = changed + kept
+        lines.append(f"  base {against_torch(everything, 2)}; new {against_torch(everything, 3)}")
+        def line(ratio, key, b, n):
             lines.append(f"  {ratio:5.2f}  {key[1]:48} {b['kgen_us']:8.1f} -> {n['kgen_us']:8.1f} us  "
                          f"(torch {n.get('torch_us', float('nan')):.1f})  {b.get('selected')} -> {n.get('selected')}")
+        for e in shown:
+            line(*e)
+        if extremes and kept:
+            # a kernel change moves the problems that kept their variant: the
+            # most sped up and the most slowed of them
+            by = sorted(kept, key=lambda e: e[0])
+            lines.append(f"  kept, the {min(extremes, len(by))} most sped up and most slowed:")
+            for e in by[:extremes] + [e for e in by[-extremes:] if e not in by[:extremes]]:
+                line(*e)
     return "\n".join(lines) + "\n"
 
 
@@ -67,6 +86,8 @@ def main(argv=None) -> int:
     ap.add_argument("new", type=Path)
     ap.add_argument("--all", action="store_true", help="every changed problem (default: those outside 0.95-1.05x)")
     ap.add_argument("--family", action="append", help="only this family (repeatable)")
+    ap.add_argument("--kept", type=int, default=0, metavar="N",
+                    help="also the N most sped up and N most slowed problems that kept their variant")
     args = ap.parse_args(argv)
     base, new = load(args.base), load(args.new)
     for fact in ("seed", "gpu"):
@@ -76,7 +97,7 @@ def main(argv=None) -> int:
     if not timed(base["rows"]).keys() & timed(new["rows"]).keys():
         print("the runs share no timed problem", file=sys.stderr)
         return 1
-    sys.stdout.write(report(base, new, args.family, args.all))
+    sys.stdout.write(report(base, new, args.family, args.all, args.kept))
     return 0
 
 

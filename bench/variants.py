@@ -4,7 +4,9 @@ or the kernels are at fault on a shape, without a random sweep.
 
 Problems are written as the sweep's reports write them (bench/sweep.py),
 family first: "softmax log_softmax 8192x3x281 dim=1 f16 +1" (+1: the tensor
-one element into its storage).  Softmax and reductions take dim=D.
+one element into its storage).  Softmax and reductions take dim=D; top-k
+takes k=K, the data kind (random, repeated, few, constant, sorted,
+reversed, nan), smallest and unsorted: "topk topk 6x1577431 k=15 constant f16".
 
     KGEN_LIBRARY=build/runtime/libkgen.so PYTHONPATH=python python3 bench/variants.py \\
         [--top 6] [--reps 15] "softmax softmax 587x307x29 dim=2 f16" ...
@@ -31,9 +33,19 @@ def parse(text: str) -> dict:
     if len(words) < 4:
         raise ValueError(f"{text!r}: family op shape [dim=D] dtype [+1]")
     p = dict(family=words[0], op=words[1], shape=[int(v) for v in words[2].split("x")], offset=0)
+    if p["family"] == "topk":
+        p.update(k=1, data="random", largest=True, sorted=True)
     for w in words[3:]:
         if w.startswith("dim="):
             p["dim"] = int(w[4:])
+        elif w.startswith("k="):
+            p["k"] = int(w[2:])
+        elif w in sweep.TOPK_DATA:
+            p["data"] = w
+        elif w == "smallest":
+            p["largest"] = False
+        elif w == "unsorted":
+            p["sorted"] = False
         elif w == "+1":
             p["offset"] = 1
         else:
@@ -46,7 +58,7 @@ def parse(text: str) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("problems", nargs="+")
-    ap.add_argument("--top", type=int, default=6, help="fastest variants a problem lists")
+    ap.add_argument("--top", type=int, default=6, help="fastest variants a problem lists (0: the selection only)")
     ap.add_argument("--reps", type=int, default=15)
     args = ap.parse_args(argv)
     if torch is None or not torch.cuda.is_available():
@@ -71,7 +83,7 @@ def main(argv=None) -> int:
         print(f"{sweep.describe(p)}: {moved / 2**20:.1f} MiB; torch {torch_us:.1f} us ({pct(torch_us):.0f}%), "
               f"kgen {kgen_us:.1f} us ({pct(kgen_us):.0f}%) {torch_us / kgen_us:.2f}x, {selected}"
               f"{'' if got_ok else ' WRONG'}", flush=True)
-        for us, name in sweep.scan_variants(prob, kgen_us, args.reps)[:args.top]:
+        for us, name in (sweep.scan_variants(prob, kgen_us, args.reps) if args.top > 0 else [])[:args.top]:
             print(f"    {us:9.1f} us {pct(us):4.0f}%  {name}", flush=True)
         prob = None
         torch.cuda.empty_cache()

@@ -49,3 +49,10 @@ def test_runs_that_differ_in_seed_or_share_no_problem_are_refused(tmp_path, caps
     assert "share no timed problem" in capsys.readouterr().err
     assert sweep_ab.main([str(paths[0]), str(paths[0]), "--family", "reduce"]) == 0
     assert "permute" not in capsys.readouterr().out
+
+
+def test_kept_problems_that_moved_most_and_both_sides_against_torch():
+    text = sweep_ab.report(BASE, NEW, extremes=1)
+    assert "base 2.000x torch, 0 below 0.95x; new 2.000x torch, 0 below 0.95x" in text
+    assert "kept, the 1 most sped up and most slowed:" in text
+    assert " 1.10  amax 300" in text
