@@ -304,7 +304,7 @@ TEST_CASE("outputs that fill the GPU alone take a thread an output pack", "[redu
   }
 }
 
-TEST_CASE("split plans fill one wave and keep each block two batches long", "[reduce][plan]") {
+TEST_CASE("split plans fill one wave and keep each block a batch long (two from 4 MiB)", "[reduce][plan]") {
   const kgen::DeviceInfo dev;
   kgen::reduce::Problem p{KGEN_REDUCE_SUM, KGEN_FLOAT32, 1, int64_t{1} << 28, 1, addr(0),
                           const_cast<void*>(addr(1 << 20)), nullptr, 0, &dev};
@@ -312,7 +312,13 @@ TEST_CASE("split plans fill one wave and keep each block two batches long", "[re
   CHECK(pl.splits == kgen::reduce::one_wave(dev, 512));  // 132 SMs x 4 blocks of 512
   CHECK(pl.counter_bytes == 256);
   CHECK(pl.bytes == 256 + static_cast<size_t>(pl.splits) * 4);
-  p.reduce = 4 * 512 * 4 * 3;  // three batches of 512 threads: one split (needs two each)
+  p.reduce = 4 * 512 * 4 * 3;  // three batches of 512 threads: a block each
+  CHECK(kgen::reduce::plan_rows(p, 512, 4, 4, true).splits == 3);
+  p.reduce = int64_t{1} << 21;  // 8 MiB: two batches a block, 2^19 packs in 128 blocks of 4096
+  CHECK(kgen::reduce::plan_rows(p, 512, 4, 4, true).splits == 128);
+  p.reduce = (int64_t{1} << 20) - 4;  // under 4 MiB: one batch a block (2^18 - 1 packs: 127, not 63)
+  CHECK(kgen::reduce::plan_rows(p, 512, 4, 4, true).splits == 127);
+  p.reduce = 4 * 512 * 4 * 2;  // two batches or fewer: one block, no combine
   CHECK(kgen::reduce::plan_rows(p, 512, 4, 4, true).splits == 1);
   CHECK(kgen::reduce::plan_rows(p, 512, 4, 4, true).bytes == 0);
   p.outer = 100000;  // rows fill the GPU on their own

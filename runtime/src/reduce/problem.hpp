@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "dtype.hpp"
 #include "select.hpp"
 #include "variant.hpp"
 
@@ -53,12 +54,13 @@ inline int64_t one_wave(const DeviceInfo& d, int block) {
 // Splits so that groups x splits blocks fill the GPU once and no more (a
 // second, partial wave idles most SMs at the end: H100, 128 rows of 2^20
 // float32 in 640 blocks of 512 threads, 95.6% of copy; in 128 blocks, 101.9%),
-// while each block still loads at least two batches of `chunk` items
-// (fewer would spend more on the combine than on the loads).
-inline int64_t splits_for(int64_t groups, int64_t items, int64_t chunk, int64_t wave) {
+// while each block still loads at least `batches` batches of `chunk` items
+// (fewer would spend more on the combine than on the loads), and a reduced
+// extent of two batches or less stays one block.
+inline int64_t splits_for(int64_t groups, int64_t items, int64_t chunk, int64_t wave, int64_t batches) {
   if (groups >= wave || items <= 2 * chunk) return 1;
   int64_t s = wave / groups;
-  const int64_t most = items / (2 * chunk);
+  const int64_t most = items / (batches * chunk);
   if (s > most) s = most;
   if (s > 65535) s = 65535;  // grid.y / grid.x limits of the launch shapes
   return s < 1 ? 1 : s;
@@ -75,12 +77,23 @@ inline Plan finish_plan(Plan pl, const Problem& p) {
   return pl;
 }
 
+// Rows of a tensor under this split down to one batch a block, larger ones
+// and column tiles to two.  H100 reduce sweeps, seeds 1-3 (bench/NOTES.md
+// reduce v7): at one batch, rows under 4 MiB ran 0.82-0.90x the time
+// (argmax of 89559 float16 11.7 -> 9.6 us, argmin of 2^21 float16 11.2 ->
+// 9.8); larger ones lost (a row of 20034089 float16 22.0 -> 24.3 us,
+// 186 rows of 45707 bfloat16 14.2 -> 16.8), and so did column tiles (float32
+// argmax over dim 0 of 511 x 21 5.4 -> 9.7 us).
+constexpr int64_t kOneBatchSplitBytes = int64_t{4} << 20;
+
 // inner == 1: rows of `reduce` elements; `split` allows several blocks a row.
 inline Plan plan_rows(const Problem& p, int block, int pack, int fold, bool split) {
   Plan pl;
   pl.groups = p.outer;
-  if (split)
-    pl.splits = splits_for(p.outer, p.reduce / pack, int64_t{block} * fold, one_wave(*p.device, block));
+  if (split) {
+    const int64_t batches = p.outer * p.reduce * dtype_size(p.dtype) < kOneBatchSplitBytes ? 1 : 2;
+    pl.splits = splits_for(p.outer, p.reduce / pack, int64_t{block} * fold, one_wave(*p.device, block), batches);
+  }
   return finish_plan(pl, p);
 }
 
@@ -97,7 +110,7 @@ inline Plan plan_cols(const Problem& p, int block, int pack, int fold, int lanes
   Plan pl;
   pl.width = int64_t{lanes} * pack;
   pl.groups = p.outer * div_up(p.inner / pack, lanes);
-  pl.splits = splits_for(pl.groups, p.reduce, int64_t{block / lanes} * fold, one_wave(*p.device, block));
+  pl.splits = splits_for(pl.groups, p.reduce, int64_t{block / lanes} * fold, one_wave(*p.device, block), 2);
   return finish_plan(pl, p);
 }
 
