@@ -248,13 +248,14 @@ TEST_CASE("the multi-block plan: aligned, disjoint regions sized for the batch",
   CHECK(pl.selected == 3 * 100 * 8);
   CHECK(pl.cand == static_cast<size_t>(2 * 3 * pl.candidates * 8));  // two lists a row
   CHECK(pl.candidates == 65536);
-  const size_t at[] = {pl.state_at, pl.hist_at, pl.selected_at, pl.cand_at};
-  const size_t size[] = {pl.state, pl.hist, pl.selected, pl.cand};
-  for (int i = 0; i < 4; ++i) {
+  CHECK(pl.ties == static_cast<size_t>(3 * pl.blocks_per_row) * sizeof(unsigned));  // a count a block
+  const size_t at[] = {pl.state_at, pl.hist_at, pl.selected_at, pl.cand_at, pl.tops_at, pl.ties_at};
+  const size_t size[] = {pl.state, pl.hist, pl.selected, pl.cand, pl.tops, pl.ties};
+  for (int i = 0; i < 6; ++i) {
     CHECK(at[i] % 256 == 0);
     if (i > 0) CHECK(at[i] >= at[i - 1] + size[i - 1]);
   }
-  CHECK(pl.bytes >= pl.cand_at + pl.cand);
+  CHECK(pl.bytes >= pl.ties_at + pl.ties);
   // short rows: a candidate list of the whole row at most
   CHECK(kgen::topk::multi_candidates(problem(KGEN_FLOAT32, 1, 1000, 10)) == 1000);
 }

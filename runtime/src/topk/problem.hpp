@@ -55,11 +55,11 @@ struct Plan {
   int64_t blocks_per_row = 1;  // multi: blocks that share one row
   int64_t offers_per_warp = 0;  // multi: keys each warp offers for the bound (0: no bound pass)
   int64_t candidates = 0;      // multi: capacity of a row's candidate list
-  std::size_t state = 0, hist = 0, selected = 0, cand = 0, tops = 0;  // multi's
+  std::size_t state = 0, hist = 0, selected = 0, cand = 0, tops = 0, ties = 0;  // multi's
   std::size_t sorted_keys = 0, sort_temp = 0;  // the global sort's
   std::size_t bytes = 0;
   // byte offsets of the regions, in the order above
-  std::size_t state_at = 0, hist_at = 0, selected_at = 0, cand_at = 0, tops_at = 0;
+  std::size_t state_at = 0, hist_at = 0, selected_at = 0, cand_at = 0, tops_at = 0, ties_at = 0;
   std::size_t sorted_keys_at = 0, sort_temp_at = 0;
 };
 
@@ -68,8 +68,11 @@ struct Plan {
 // are in candidate list `cur`), selected (the row's k keys are in its
 // selected list), small (the keys in play, in list `cur`, and the selected
 // ones fit one block's sort: the finishing block sorts them all), bound (a
-// key is known below which the row's k-th cannot be: prefix holds it).
-enum : unsigned { kRow = 0, kList = 1, kSelected = 2, kSmall = 3, kBound = 4 };
+// key is known below which the row's k-th cannot be: prefix holds it),
+// ties (the order bits are decided and the keys in play, too many for a
+// list, are ties: each block's count of them is in the ties region, and
+// the `remaining` of the lowest index are chosen in one ordered pass).
+enum : unsigned { kRow = 0, kList = 1, kSelected = 2, kSmall = 3, kBound = 4, kTies = 5 };
 struct alignas(16) RowState {
   unsigned arrived;     // blocks of the current pass done
   unsigned selected;    // keys appended to the row's selected list
@@ -112,6 +115,7 @@ inline void lay_out(Plan& pl) {
   put(pl.selected, &pl.selected_at);
   put(pl.cand, &pl.cand_at);
   put(pl.tops, &pl.tops_at);
+  put(pl.ties, &pl.ties_at);
   put(pl.sorted_keys, &pl.sorted_keys_at);
   put(pl.sort_temp, &pl.sort_temp_at);
   pl.bytes = at;
@@ -181,6 +185,7 @@ inline Plan plan_multi(const Problem& p, int block, int pack, int radix) {
   pl.hist = static_cast<std::size_t>(p.batch) * (std::size_t{1} << radix) * sizeof(unsigned);
   pl.selected = static_cast<std::size_t>(p.batch * p.k) * key_bytes(p.dtype);
   pl.cand = 2 * static_cast<std::size_t>(p.batch * pl.candidates) * key_bytes(p.dtype);
+  pl.ties = static_cast<std::size_t>(p.batch * pl.blocks_per_row) * sizeof(unsigned);  // a count a block
   // The bound pass: each warp offers the `t` largest of its lanes' maxima;
   // the k-th largest offer bounds the row's k-th from below, and the keys
   // above it (random rows: a few times k) usually fit one block's sort.

@@ -229,6 +229,7 @@ struct MultiArgs {
   void* selected;      // batch x k keys
   void* cand;          // batch x 2 lists x candidates keys
   void* tops;          // batch x warps x offers_per_warp keys offered for the bound
+  unsigned* ties;      // batch x blocks_per_row: each block's keys in play, once they are ties
   int64_t batch, candidates, offers_per_warp;
 };
 
@@ -586,6 +587,80 @@ __global__ void __launch_bounds__(BLOCK)
                         static_cast<unsigned>(o.k), kgen::topk::kRow, 0, -1, gridDim.y);
 }
 
+// The level whose digit decides the last order bits: past it every key in
+// play has the k-th's value, and only the index tells them apart.
+template <class D> __device__ constexpr int order_level(int l = 0) {
+  return D::lo(l) <= 32 ? l : order_level<D>(l + 1);
+}
+
+// The ties pass: `want` keys in play (their digits down to `lo` are
+// `prefix`: ties of the k-th's value) chosen by lowest index, a block's
+// share at a time: the ties of the blocks before this one (their counts,
+// from the pass before) come first, and within the share a block scan
+// ranks them in index order.  A block whose ties are all taken appends
+// them unranked; one with none, or none left to take, reads nothing.
+// Instead of a digit pass per level of the index bits, each over the row:
+// ties past a candidate list's room (a constant or few-valued row) read it
+// three more times for float16, four for float32.
+template <class T, int BLOCK, int P>
+__device__ void choose_ties(const T* row, int64_t n, bool largest, key_t<T> prefix, int lo, unsigned want,
+                            const unsigned* counts, key_t<T>* sel, unsigned* selected, unsigned* scratch) {
+  using Key = key_t<T>;
+  __shared__ unsigned earlier, round_total;
+  if (threadIdx.x == 0) earlier = 0;
+  __syncthreads();
+  unsigned part = 0;
+  for (unsigned y = threadIdx.x; y < blockIdx.y; y += BLOCK) part += counts[y];
+  if (part) atomicAdd(&earlier, part);
+  __syncthreads();
+  const unsigned mine = counts[blockIdx.y], start = earlier;
+  if (mine == 0 || start >= want) return;  // the whole block
+  const unsigned need = want - start;  // this block's ties still to take, lowest index first
+  const bool all = mine <= need;
+  const int64_t packs = (n + P - 1) / P;
+  const int64_t per = (packs + gridDim.y - 1) / gridDim.y;
+  const int64_t q0 = blockIdx.y * per;
+  const int64_t q1 = q0 + per < packs ? q0 + per : packs;
+  constexpr int U = P == 1 ? 8 : 16 / P;
+  unsigned taken = 0;  // ties of this share before the current pack round (the same in every thread)
+  for (int64_t base = q0; base < q1 && taken < need; base += int64_t{BLOCK} * U) {
+    Pack<T, P> raw[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int64_t q = base + int64_t{u} * BLOCK + threadIdx.x;
+      raw[u] = load_pack<T, P>(row, q, q < q1);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int64_t q = base + int64_t{u} * BLOCK + threadIdx.x;
+      const uint32_t e0 = static_cast<uint32_t>(q * P);  // n < 2^32
+      bits_t<T> s[P];
+      to_orders<T, P>(raw[u], largest, s);
+      unsigned mask = 0;
+#pragma unroll
+      for (int j = 0; j < P; ++j)
+        if (q < q1 && (make_key<T>(s[j], e0 + j) >> lo) == prefix) mask |= 1u << j;
+      if (all) {  // every tie of the share is taken: no ranks needed
+#pragma unroll
+        for (int j = 0; j < P; ++j)
+          if (mask >> j & 1u) sel[atomicAdd(selected, 1u)] = make_key<T>(s[j], e0 + j);
+        continue;
+      }
+      const unsigned cnt = __popc(mask);
+      const unsigned rank = taken + block_exclusive_sum<BLOCK>(cnt, scratch);
+      if (threadIdx.x == BLOCK - 1) round_total = rank - taken + cnt;
+      __syncthreads();
+      taken += round_total;
+      __syncthreads();  // round_total is rewritten next round
+#pragma unroll
+      for (int j = 0; j < P; ++j)
+        if ((mask >> j & 1u) && rank + __popc(mask & ((1u << j) - 1u)) < need)
+          sel[atomicAdd(selected, 1u)] = make_key<T>(s[j], e0 + j);
+      if (taken >= need) break;  // the same in every thread
+    }
+  }
+}
+
 // The pass after digit l-1 was decided, over the keys that had the digits
 // before it (read from the row, or from the candidate list that holds
 // them): those above its bucket are chosen (appended to the selected list);
@@ -609,14 +684,28 @@ __global__ void __launch_bounds__(BLOCK, (FIRST ? 2048 : 1024) / BLOCK)
   const int64_t r = blockIdx.x;
   RowState& st = a.state[r];
   const unsigned stage = st.stage;
-  if (stage != kgen::topk::kRow && stage != kgen::topk::kList) return;  // the whole block
+  if (stage != kgen::topk::kRow && stage != kgen::topk::kList && stage != kgen::topk::kTies) return;  // the whole block
   const Key prefix = prefix_of<Key>(st);
   const Key before = prefix >> D::width(l - 1);
   const bool done = st.done;
   const bool small = !done && int64_t{st.count} + o.k <= kSortCapacity<T>;
   const bool fits = !done && st.count <= a.candidates;
-  const bool count = !done && !small;
   const unsigned want = st.remaining, cur = st.cur;
+  unsigned* ties = a.ties + r * gridDim.y;
+  Key* sel = static_cast<Key*>(a.selected) + r * o.k;
+  constexpr int kOrder = order_level<D>();
+  if constexpr (!FIRST) {
+    if (stage == kgen::topk::kTies) {  // the pass after the ties were counted
+      choose_ties<T, BLOCK, P>(x + r * o.n, o.n, o.largest, prefix, D::lo(kOrder), want, ties, sel,
+                               &st.selected, sh.scratch);
+      end_pass<T, BLOCK, R>(st, nullptr, sh, false, l, prefix, want, kgen::topk::kSelected, cur, -1, gridDim.y);
+      return;
+    }
+  }
+  // the order bits were decided by the level before and the keys in play,
+  // too many for a list, are ties: count them a block (the ties pass next)
+  const bool tie_count = !FIRST && l == kOrder + 1 && stage == kgen::topk::kRow && !done && !small && !fits;
+  const bool count = !done && !small && !tie_count;
   // a list pass takes only the blocks its keys need (the rest leave at once)
   const unsigned listed = FIRST || stage == kgen::topk::kRow ? 0u : st.listed[cur];
   const unsigned arrivals =
@@ -624,12 +713,12 @@ __global__ void __launch_bounds__(BLOCK, (FIRST ? 2048 : 1024) / BLOCK)
           ? gridDim.y
           : (listed + BLOCK - 1) / BLOCK < gridDim.y ? (listed + BLOCK - 1) / BLOCK : gridDim.y;
   if (blockIdx.y >= arrivals) return;  // the whole block
-  Key* sel = static_cast<Key*>(a.selected) + r * o.k;
   Key* lists = static_cast<Key*>(a.cand) + r * 2 * a.candidates;
   Key* next_list = lists + (1 - cur) * a.candidates;
   if (count)
     for (int b = threadIdx.x; b < D::kBins; b += BLOCK) sh.hist[b] = 0;
-  if (threadIdx.x == 0) to_sel.count = to_list.count = 0;
+  __shared__ unsigned in_play;
+  if (threadIdx.x == 0) to_sel.count = to_list.count = in_play = 0;
   __syncthreads();
   auto visit = [&](Key key, bool valid) {
     const bool had = valid && D::in(key, l - 1, before);
@@ -640,6 +729,10 @@ __global__ void __launch_bounds__(BLOCK, (FIRST ? 2048 : 1024) / BLOCK)
     stage_key(to_sel, sel, &st.selected, key, (had && decided > prefix) || (done && in));
     if (fits) stage_key(to_list, next_list, &st.listed[1 - cur], key, in);
     if (count) count_digit<R>(sh.hist, D::digit(key, l), in);
+    if (tie_count) {
+      const unsigned m = __ballot_sync(kFull, in);
+      if (m && threadIdx.x % 32 == 0) atomicAdd(&in_play, __popc(m));
+    }
   };
   if (FIRST || stage == kgen::topk::kRow) {
     walk_share<T, BLOCK, P, (P == 1 ? 8 : 16 / P)>(x + r * o.n, o.n, o.largest, visit);
@@ -652,6 +745,12 @@ __global__ void __launch_bounds__(BLOCK, (FIRST ? 2048 : 1024) / BLOCK)
   }
   flush_stage<BLOCK>(to_sel, sel, &st.selected);
   if (fits) flush_stage<BLOCK>(to_list, next_list, &st.listed[1 - cur]);
+  if (tie_count) {
+    __syncthreads();
+    if (threadIdx.x == 0) ties[blockIdx.y] = in_play;
+    end_pass<T, BLOCK, R>(st, nullptr, sh, false, l, prefix, want, kgen::topk::kTies, cur, -1, arrivals);
+    return;
+  }
   const unsigned next = done ? kgen::topk::kSelected
                              : small ? kgen::topk::kSmall
                              : fits ? kgen::topk::kList : kgen::topk::kRow;
@@ -872,7 +971,8 @@ cudaError_t launch_multi(const void* problem, cudaStream_t stream) {
   const Plan pl = kgen::topk::plan_multi(p, BLOCK, P, R);
   MultiArgs a{reinterpret_cast<RowState*>(region(p, pl.state_at)),
               reinterpret_cast<unsigned*>(region(p, pl.hist_at)), region(p, pl.selected_at),
-              region(p, pl.cand_at), region(p, pl.tops_at), p.batch, pl.candidates, pl.offers_per_warp};
+              region(p, pl.cand_at), region(p, pl.tops_at), reinterpret_cast<unsigned*>(region(p, pl.ties_at)),
+              p.batch, pl.candidates, pl.offers_per_warp};
   const Output o{p.n, p.k, p.largest, p.sorted};
   // the row states and digit counts start at zero
   cudaError_t err = cudaMemsetAsync(p.workspace, 0, pl.selected_at, stream);
