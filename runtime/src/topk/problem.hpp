@@ -81,7 +81,7 @@ struct alignas(16) RowState {
   unsigned remaining;   // keys still to choose among those with the decided digits
   unsigned count;       // keys with the decided digits
   unsigned done;        // they are all chosen
-  unsigned crowded;     // the bound pass saw keys crowd one block: ties or few distinct values
+  unsigned crowded;     // the gather pass overflowed a block's stage: ties or few distinct values
   unsigned long long prefix_lo, prefix_hi;  // the decided digits
 };
 
