@@ -242,7 +242,7 @@ struct NeverStop {
   __device__ bool operator()() const { return false; }
 };
 template <class T, int BLOCK, int P, int U, class F, class Stop = NeverStop>
-__device__ __forceinline__ void walk_share(const T* row, int64_t n, bool largest, F&& f, Stop stop = {}) {
+__device__ __forceinline__ void walk_share_packs(const T* row, int64_t n, bool largest, F&& f, Stop stop = {}) {
   const int64_t packs = (n + P - 1) / P;
   const int64_t per = (packs + gridDim.y - 1) / gridDim.y;
   const int64_t q0 = blockIdx.y * per;
@@ -258,13 +258,23 @@ __device__ __forceinline__ void walk_share(const T* row, int64_t n, bool largest
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int64_t q = base + int64_t{u} * BLOCK + threadIdx.x;
-      const uint32_t e0 = static_cast<uint32_t>(q * P);  // n < 2^32
       bits_t<T> s[P];
       to_orders<T, P>(raw[u], largest, s);
-#pragma unroll
-      for (int j = 0; j < P; ++j) f(make_key<T>(s[j], e0 + j), q < q1);
+      f(s, static_cast<uint32_t>(q * P), q < q1);  // n < 2^32
     }
   }
+}
+
+// The same, f(key, valid) for each element.
+template <class T, int BLOCK, int P, int U, class F, class Stop = NeverStop>
+__device__ __forceinline__ void walk_share(const T* row, int64_t n, bool largest, F&& f, Stop stop = {}) {
+  walk_share_packs<T, BLOCK, P, U>(
+      row, n, largest,
+      [&](const bits_t<T>* s, uint32_t e0, bool valid) {
+#pragma unroll
+        for (int j = 0; j < P; ++j) f(make_key<T>(s[j], e0 + j), valid);
+      },
+      stop);
 }
 
 template <class Key> __device__ __forceinline__ Key prefix_of(const RowState& st) {
@@ -617,48 +627,33 @@ __device__ void choose_ties(const T* row, int64_t n, bool largest, key_t<T> pref
   if (mine == 0 || start >= want) return;  // the whole block
   const unsigned need = want - start;  // this block's ties still to take, lowest index first
   const bool all = mine <= need;
-  const int64_t packs = (n + P - 1) / P;
-  const int64_t per = (packs + gridDim.y - 1) / gridDim.y;
-  const int64_t q0 = blockIdx.y * per;
-  const int64_t q1 = q0 + per < packs ? q0 + per : packs;
-  constexpr int U = P == 1 ? 8 : 16 / P;
   unsigned taken = 0;  // ties of this share before the current pack round (the same in every thread)
-  for (int64_t base = q0; base < q1 && taken < need; base += int64_t{BLOCK} * U) {
-    Pack<T, P> raw[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int64_t q = base + int64_t{u} * BLOCK + threadIdx.x;
-      raw[u] = load_pack<T, P>(row, q, q < q1);
-    }
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int64_t q = base + int64_t{u} * BLOCK + threadIdx.x;
-      const uint32_t e0 = static_cast<uint32_t>(q * P);  // n < 2^32
-      bits_t<T> s[P];
-      to_orders<T, P>(raw[u], largest, s);
-      unsigned mask = 0;
-#pragma unroll
-      for (int j = 0; j < P; ++j)
-        if (q < q1 && (make_key<T>(s[j], e0 + j) >> lo) == prefix) mask |= 1u << j;
-      if (all) {  // every tie of the share is taken: no ranks needed
+  walk_share_packs<T, BLOCK, P, (P == 1 ? 8 : 16 / P)>(
+      row, n, largest,
+      [&](const bits_t<T>* s, uint32_t e0, bool valid) {
+        unsigned mask = 0;
 #pragma unroll
         for (int j = 0; j < P; ++j)
-          if (mask >> j & 1u) sel[atomicAdd(selected, 1u)] = make_key<T>(s[j], e0 + j);
-        continue;
-      }
-      const unsigned cnt = __popc(mask);
-      const unsigned rank = taken + block_exclusive_sum<BLOCK>(cnt, scratch);
-      if (threadIdx.x == BLOCK - 1) round_total = rank - taken + cnt;
-      __syncthreads();
-      taken += round_total;
-      __syncthreads();  // round_total is rewritten next round
+          if (valid && (make_key<T>(s[j], e0 + j) >> lo) == prefix) mask |= 1u << j;
+        if (all) {  // every tie of the share is taken: no ranks needed
 #pragma unroll
-      for (int j = 0; j < P; ++j)
-        if ((mask >> j & 1u) && rank + __popc(mask & ((1u << j) - 1u)) < need)
-          sel[atomicAdd(selected, 1u)] = make_key<T>(s[j], e0 + j);
-      if (taken >= need) break;  // the same in every thread
-    }
-  }
+          for (int j = 0; j < P; ++j)
+            if (mask >> j & 1u) sel[atomicAdd(selected, 1u)] = make_key<T>(s[j], e0 + j);
+          return;
+        }
+        if (taken >= need) return;  // the same in every thread
+        const unsigned cnt = __popc(mask);
+        const unsigned rank = taken + block_exclusive_sum<BLOCK>(cnt, scratch);
+        if (threadIdx.x == BLOCK - 1) round_total = rank - taken + cnt;
+        __syncthreads();
+        taken += round_total;
+        __syncthreads();  // round_total is rewritten next round
+#pragma unroll
+        for (int j = 0; j < P; ++j)
+          if ((mask >> j & 1u) && rank + __popc(mask & ((1u << j) - 1u)) < need)
+            sel[atomicAdd(selected, 1u)] = make_key<T>(s[j], e0 + j);
+      },
+      [&] { return taken >= need; });
 }
 
 // The pass after digit l-1 was decided, over the keys that had the digits
