@@ -4,6 +4,9 @@ indices, sorted or not.  A row of n elements is seen through its keys
 the inverted index, so keys are distinct and selection is "the k largest".
 
 Strategies (templates/include/kgen/device/topk.cuh):
+  tourney  one warp per row of up to 32 x items elements, the row in
+           registers: k <= 32, k rounds of a warp maximum over the lanes'
+           sorted keys; else the row sorted whole by the warp
   queue    one warp per row: for k <= 16 a bound from the lanes' maxima, one
            gather and a warp sort; else the best 32*capacity keys in
            registers, merged by warp bitonic networks; k <= 32*capacity
@@ -81,6 +84,17 @@ TIERS = (
         in_default=lambda d, p: p["capacity"] == 1,
         fixed=(("block_size", 128),),
         cost=3.4,
+    ),
+    Tier(
+        name="tourney",
+        template="topk.cu.j2",
+        # one warp a row of up to 32 x items elements; k <= 32: k rounds of a
+        # warp maximum over the lanes' sorted keys; else a warp sort of the row
+        params=(Param("items", "i", lambda d: (8, 16, 32)), PACK),
+        valid=lambda d, p, arches: d.size != 8 and p["items"] % p["pack_size"] == 0,
+        in_default=lambda d, p: p["items"] in (8, 16),
+        fixed=(("block_size", 128),),
+        cost=2.0,
     ),
     Tier(
         name="block",

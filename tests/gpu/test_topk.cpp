@@ -79,6 +79,12 @@ std::vector<Shape> shapes() {
           {2, 1000, 1000},  {7, 1023, 64},    {3, 4096, 32},    {2, 4097, 256},  {33, 5000, 100},
           {64, 1024, 8},    {3, 8193, 250},   {2, 32768, 64},   {1, 32769, 5},   {1, 40000, 300},
           {2, 100000, 2048}, {3, 9000, 4097}, {1, 70000, 9000}, {300, 33, 20},   {2, 65536, 1},
+          // routing rows (tokens x 256 experts, k 8) and a round a lane (k 32)
+          {64, 256, 8},     {9, 512, 32},
+          // short rows sorted whole by a warp (the tourney past k 32)
+          {5, 256, 200},    {3, 481, 77},     {6, 64, 64},
+          // short rows a group of lanes each (rows a warp; the last warp partly empty)
+          {1000, 8, 2},     {77, 64, 3},      {35, 5, 5},      {9, 130, 17},
           // k past one block's sort: the whole batch sorted at once (topk/sort.cu), or a
           // row at a time for a few rows of millions; sorted and k >= n / 2: every key
           // sorted (sorts_all)

@@ -127,17 +127,19 @@ TEST_CASE("every dtype has a generic topk variant", "[topk][registry]") {
   }
 }
 
-TEST_CASE("capability: queue holds k <= 32 x capacity, block rows up to its size, packs need alignment",
-          "[topk][supports]") {
+TEST_CASE("capability: queue holds k <= 32 x capacity, block and tourney rows up to their size (any k), packs need "
+          "alignment", "[topk][supports]") {
   for (kgen_dtype_t d : kDtypes) {
     for (const kgen::VariantInfo* v : kgen::Registry::of(kgen::Family::topk, d)) {
       const auto& q = *static_cast<const TopkParams*>(v->params);
       INFO(v->name);
-      const int64_t cap = q.tier == TopkTier::block ? int64_t{q.block_size} * q.items : 1 << 20;
-      const int64_t kmax = q.tier == TopkTier::queue ? 32 * q.capacity : 1000;
+      const int64_t cap = q.tier == TopkTier::block     ? int64_t{q.block_size} * q.items
+                          : q.tier == TopkTier::tourney ? 32 * int64_t{q.items}
+                                                        : 1 << 20;
+      const int64_t kmax = q.tier == TopkTier::queue ? 32 * q.capacity : q.tier == TopkTier::tourney ? cap : 1000;
       auto p = problem(d, 7, cap, kmax);
       CHECK(v->supports(*v, &p));
-      if (q.tier == TopkTier::block) {
+      if (q.tier == TopkTier::block || q.tier == TopkTier::tourney) {
         p = problem(d, 7, cap + q.pack_size, 8);
         CHECK_FALSE(v->supports(*v, &p));
       }
@@ -180,10 +182,12 @@ TEST_CASE("selection among the default set: a block a row for few rows a block h
                         int64_t{16384}, most - 1, most}) {
         const Picked few = pick(d, batch, n, std::min<int64_t>(n, 3));
         INFO(few.v->name << " batch " << batch << " n " << n);
-        CHECK(few.p.tier == TopkTier::block);
+        // rows of up to 256: a warp's registers (the tourney; not float64)
+        const TopkTier tier = n <= 256 && d != KGEN_FLOAT64 ? TopkTier::tourney : TopkTier::block;
+        CHECK(few.p.tier == tier);
         CHECK(few.plan.bytes == 0);
         const Picked off = pick(d, batch, n, std::min<int64_t>(n, 3), kgen_dtype_size(d));
-        CHECK(off.p.tier == TopkTier::block);
+        CHECK(off.p.tier == tier);
         CHECK(off.p.pack_size == 1);
       }
     // past a block's row, few rows go to the multi-block select (generic: its pack-1 form)
@@ -199,8 +203,9 @@ TEST_CASE("selection among the default set: queue or block for many short rows",
     CHECK(many.plan.bytes == 0);
     // rows of any length or alignment: a warp a row (pack 1), not a block
     for (int64_t n : {1, 2, 7, 1001}) {
-      CHECK(pick(d, 100000, n, 1).p.tier == TopkTier::queue);
-      CHECK(pick(d, 100000, n, 1, kgen_dtype_size(d)).p.tier == TopkTier::queue);
+      const TopkTier tier = n <= 256 && d != KGEN_FLOAT64 ? TopkTier::tourney : TopkTier::queue;
+      CHECK(pick(d, 100000, n, 1).p.tier == tier);
+      CHECK(pick(d, 100000, n, 1, kgen_dtype_size(d)).p.tier == tier);
     }
     // past 1024, a misaligned row's pack-1 rounds are faster in a block
     CHECK(pick(d, 100000, 3119, 4, kgen_dtype_size(d)).p.tier == TopkTier::block);
@@ -277,5 +282,33 @@ TEST_CASE("the top-k selection cache gives what selection gives", "[topk][select
       INFO("problem " << i << ": " << (fresh.variant ? fresh.variant->name : "none"));
       CHECK(cached.variant == fresh.variant);
     }
+  }
+}
+
+TEST_CASE("selection among the default set: rows of up to 512 go to the tourney",
+          "[topk][select][default-set]") {
+  for (kgen_dtype_t d : kDtypes) {
+    if (d == KGEN_FLOAT64) continue;  // 64-bit keys hold no float64
+    for (int64_t batch : {1, 16384})
+      for (int64_t n : {1, 64, 200, 256}) {
+        const Picked t = pick(d, batch, n, std::min<int64_t>(n, 32));
+        CHECK(pick(d, batch, n, n).p.tier == TopkTier::tourney);  // the row sorted whole
+        INFO(t.v->name << " batch " << batch << " n " << n);
+        CHECK(t.p.tier == TopkTier::tourney);
+        CHECK(t.p.items == 8);
+        CHECK(t.plan.bytes == 0);
+        CHECK(pick(d, batch, n, 1, kgen_dtype_size(d)).p.tier == TopkTier::tourney);
+      }
+    const bool narrow = kgen_dtype_size(d) == 2;  // 32-bit keys
+    const Picked wide = pick(d, 16384, 257, 24);  // past 8 keys a lane: 16
+    CHECK(wide.p.tier == TopkTier::tourney);
+    CHECK(wide.p.items == 16);
+    // 4-byte rows past 256 with k <= 16: the queue's fast path
+    CHECK(pick(d, 16384, 384, 8).p.tier == (narrow ? TopkTier::tourney : TopkTier::queue));
+    CHECK(pick(d, 16384, 512, 100).p.tier == TopkTier::tourney);
+    CHECK(pick(d, 16384, 513, 8).p.tier != TopkTier::tourney);
+    // few 4-byte rows past 256 sorted whole: a block each
+    CHECK(pick(d, 4, 512, 100).p.tier == (narrow ? TopkTier::tourney : TopkTier::block));
+    CHECK(pick(d, 30505, 64, 61).p.pack_size == 1);  // sorted whole: the fewest registers
   }
 }

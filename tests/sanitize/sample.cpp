@@ -546,6 +546,12 @@ std::vector<TopkSpec> topk_specs(const kgen::gen::TopkParams& q) {
       const int64_t full = 32 * int64_t{q.capacity};
       return {{37, p * 97, 7, 1, 1}, {5, std::max(p * 97, round_up(full + 5, p)), full, 0, 0}};
     }
+    case T::tourney: {
+      // a row a pack short of the warp's capacity, k past a lane's items;
+      // a full one with k = 32
+      const int64_t cap = 32 * int64_t{q.items};
+      return {{5, cap - p, q.items + 3, 1, 1}, {3, cap, 32, 0, 0}};
+    }
     case T::block: {
       // a row a pack short of the block's capacity; a full one with k past
       // one block's sort (or k == n where the capacity is smaller)

@@ -1,9 +1,11 @@
 // Top-k capability (supports), preference (heuristic) and workspace plans.
 //
-// Capability: queue needs k <= 32 x capacity, block n <= block x items; a
-// pack needs n to be a multiple of it and x aligned to it (every row then
-// starts aligned).  multi and generic run anything valid.
-// Preference: many short rows and k <= 16: queue (one warp a row, the
+// Capability: queue needs k <= 32 x capacity, block n <= block x items,
+// tourney n <= 32 x items; a pack needs n to be a multiple of it and x
+// aligned to it (every row then starts aligned).  multi and generic run
+// anything valid.
+// Preference: rows of up to 512: tourney (a warp or a group of its lanes a
+// row, the row in registers); many short rows and k <= 16: queue (one warp a row, the
 // smallest capacity that holds k); rows that fit a block, however few:
 // block (the smallest row capacity that holds n); longer rows: multi.
 #include <algorithm>
@@ -37,6 +39,7 @@ bool supports(const VariantInfo& v, const void* problem) {
   if (!pack_fits(p, q.pack_size)) return false;
   switch (q.tier) {
     case Tier::queue: return p.k <= 32 * q.capacity;
+    case Tier::tourney: return p.n <= int64_t{32} * q.items;
     case Tier::block: return p.n <= int64_t{q.block_size} * q.items;
     default: return true;
   }
@@ -63,6 +66,27 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       s.key[0] = 3;
       s.key[1] = -q.capacity;
       break;
+    case Tier::tourney:
+      // rows of up to 512 (items 8, 16), any k: the row in a warp's
+      // registers, read once.  H100, bench/variants.py (topk v14): 16384 x
+      // 256 float32 k 8 22.1 us against the queue's 26.2-30.8; 4096 x 512 k 32
+      // 19.7 (items 16) against a block's 26.7; 8192 x 400 k 100 114 vs 139.
+      if (q.items > 16) return Score::reject();
+      if (q.items > 8 && dtype_size(p.dtype) == 4) {
+        // 4-byte rows past 256 (16 64-bit keys a lane): the queue's fast
+        // path takes k <= 16 when rows fill the warps (16384 x 384 float32
+        // k 8: 30.9 us against 38.3), and a block each row of few rows
+        // sorted whole (4 x 500 k 250: 11.9 us; bfloat16 1 x 512 k 100 stays:
+        // 6.1 against 9.2)
+        if (p.k <= 16 ? rows_fill_warps : p.k > 32 && !rows_fill_warps) return Score::reject();
+      }
+      s.key[0] = 4;
+      s.key[1] = -q.items;  // the tightest that holds the row
+      // a row sorted whole (k > 32) sorts the registers its packs fill:
+      // pack 1 fills the fewest (30505 x 64 float32 k 61: 57.8 us at pack
+      // 1, 121.8 at pack 4)
+      s.key[2] = p.k > 32 ? -q.pack_size : 0;
+      break;
     case Tier::block:
       // a row that fits a block goes to the block however few the rows are:
       // the multi select's memset and 6-8 launches cost more than one SM a
@@ -88,7 +112,8 @@ Score heuristic(const VariantInfo& v, const void* problem) {
 Plan plan_for(const VariantInfo& v, const Problem& p) {
   const Params& q = *static_cast<const Params*>(v.params);
   switch (q.tier) {
-    case Tier::queue: return Plan{};
+    case Tier::queue:
+    case Tier::tourney: return Plan{};
     case Tier::block: return plan_block(p);
     default: return plan_multi(p, q.block_size, q.pack_size, q.radix);
   }

@@ -1,6 +1,9 @@
 // Top-k over the last dim: the kernels of every strategy and their host
 // launchers.  Generated variants instantiate the launchers with fixed
 // parameters (templates/topk.cu.j2).
+//   tourney  a warp, or a power of two of its lanes, per row of up to
+//          32*ITEMS held in registers: k <= 32 rounds of a group maximum
+//          over the lanes' sorted keys; larger k sorts the row by a warp.
 //   queue  one warp per row.  k <= 16: the k-th largest of the lanes'
 //          largest keys bounds the row's k-th; a second read gathers the
 //          keys above it and one warp sort orders them.  Otherwise (or when
@@ -23,6 +26,8 @@
 // radix sort over the whole GPU (CUB; runtime/src/topk/sort.cu) and an
 // output pass.
 #pragma once
+
+#include <algorithm>
 
 #include "kgen/device/common.cuh"
 #include "kgen/device/topk_block.cuh"
@@ -883,6 +888,161 @@ __global__ void __launch_bounds__(BLOCK)
     if (j * 32 + lane < k) emit(row, values, indices, r * o.k + j * 32 + lane, list[j]);
 }
 
+// ---- tourney: a warp (or a group of its lanes) per short row, k rounds of a maximum -----
+
+// The tourney's key.  A 2-byte type's 16 order bits and 16 inverted index
+// bits fit 32 (one reduction a round, 32-bit compares); 4-byte types keep
+// the 64-bit key (two reductions: the order bits, then the index among the
+// lanes holding that order).  wide() gives the library's key for the output.
+template <class T, bool kNarrow = sizeof(T) == 2> struct TourneyKey {
+  using Key = key_t<T>;
+  __device__ static Key make(bits_t<T> order, uint32_t index) { return make_key<T>(order, index); }
+  __device__ static key_t<T> wide(Key key) { return key; }
+  __device__ static Key warp_max(Key key) {
+    const uint32_t hi = static_cast<uint32_t>(key >> 32);
+    const uint32_t top_hi = __reduce_max_sync(kFull, hi);
+    const uint32_t top_lo = __reduce_max_sync(kFull, hi == top_hi ? static_cast<uint32_t>(key) : 0u);
+    return (Key(top_hi) << 32) | Key(top_lo);
+  }
+};
+template <class T> struct TourneyKey<T, true> {
+  using Key = uint32_t;
+  __device__ static Key make(bits_t<T> order, uint32_t index) { return (order << 16) | (0xffffu - index); }
+  __device__ static key_t<T> wide(Key key) { return make_key<T>(key >> 16, 0xffffu - (key & 0xffffu)); }
+  __device__ static Key warp_max(Key key) { return __reduce_max_sync(kFull, key); }
+};
+
+// The largest key of each aligned group of `width` lanes (a power of two),
+// on every lane of the group.  A whole warp reduces in one instruction
+// (two for 64-bit keys); a reduction over part of a warp returns a value
+// a group, which the hardware's warp-uniform result does by a round a
+// group (H200: a row of one float32, 32 groups a warp, 6.2-6.7 us against
+// a block's 5.3-5.5), so groups take log2(width) shuffles instead.
+template <class TK, class Key> __device__ __forceinline__ Key group_max(Key key, int width) {
+  if (width == 32) return TK::warp_max(key);
+  for (int m = width / 2; m > 0; m /= 2) key = kmax(key, shfl_xor_key(key, m));
+  return key;
+}
+
+// One key a lane sorted, largest first, within each aligned group of
+// `width` lanes (a power of two): a bitonic network whose directions
+// restart at every group.
+template <class Key> __device__ __forceinline__ Key group_sort(Key v, int width) {
+  const int sub = threadIdx.x % 32 & (width - 1);
+  for (int size = 2; size <= width; size *= 2)
+    for (int stride = size / 2; stride > 0; stride /= 2) {
+      const Key o = shfl_xor_key(v, stride);
+      const bool desc = (sub & size) == 0, lower = (sub & stride) == 0;
+      v = lower == desc ? kmax(v, o) : kmin(v, o);
+    }
+  return v;
+}
+
+// N keys of one thread sorted, largest first (a bitonic network, unrolled:
+// the keys stay in registers).
+template <int N, class Key> __device__ __forceinline__ void sort_descending(Key (&v)[N]) {
+#pragma unroll
+  for (int size = 2; size <= N; size *= 2)
+#pragma unroll
+    for (int stride = size / 2; stride > 0; stride /= 2)
+#pragma unroll
+      for (int i = 0; i < N; ++i) {
+        const int j = i ^ stride;
+        if (j > i) {
+          const Key a = v[i], b = v[j];
+          const bool swap = (i & size) == 0 ? a < b : a > b;
+          v[i] = swap ? b : a;
+          v[j] = swap ? a : b;
+        }
+      }
+}
+
+// The tourney past k 32: a lane's first C keys (C x 32 keys cover the row:
+// a row of 64 sorts 64 keys, not 32 x ITEMS) sorted by the warp and the
+// first k written.
+template <int C, class T, class Key, int ITEMS>
+__device__ __forceinline__ void tourney_sort(Key (&v)[ITEMS], const T* row, T* values, int64_t* indices,
+                                             int64_t r, const Output& o) {
+  Key(&head)[C] = *reinterpret_cast<Key(*)[C]>(&v[0]);
+  warp_sort<C>(head);
+  key_t<T> wide[C];
+#pragma unroll
+  for (int j = 0; j < C; ++j) wide[j] = TourneyKey<T>::wide(head[j]);
+  emit_warp_sorted<C, T>(wide, row, values, indices, r, o);
+}
+
+// A row of at most 32 x ITEMS elements read once into the registers of a
+// group of lanes (a warp, or a power of two of its lanes for short rows:
+// 8 lanes a row of 64 at 8 keys a lane, four rows a warp).  k <= 32: each
+// lane's ITEMS keys sorted, largest first, then each of k rounds takes the
+// group's largest head (group_max; keys are
+// distinct, so one lane owns it), hands it to lane t, and its owner shifts
+// its next key up: a sort of ITEMS keys, then about 10 + ITEMS
+// instructions a round, against the queue's two walks of the row and two
+// warp sorts, for rows of routing size (8-256 experts, k 2-8).  k > 32:
+// the row sorted whole by a warp.  No shared memory.  Not float64.
+template <class T, int ITEMS, int P, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+    tourney_kernel(const T* __restrict__ x, T* __restrict__ values, int64_t* __restrict__ indices,
+                   int64_t batch, Output o, int width) {
+  using TK = TourneyKey<T>;
+  using Key = typename TK::Key;
+  static_assert(sizeof(key_t<T>) == 8, "not float64");
+  constexpr int NP = ITEMS / P;
+  // a row to each `width` lanes (a power of two: 32 / width rows a warp)
+  const int lane = threadIdx.x % 32, sub = lane & (width - 1);
+  const int64_t r = (blockIdx.x * int64_t{BLOCK} + threadIdx.x) / width;
+  const bool live = r < batch;
+  if (width == 32 && !live) return;  // whole warps leave; groups of a warp stay for its shuffles
+  const T* row = x + (live ? r : 0) * o.n;
+  const int64_t packs = live ? o.n / P : 0;  // whole: n % P == 0
+  Key v[ITEMS];
+  {
+    Pack<T, P> raw[NP];
+#pragma unroll
+    for (int q = 0; q < NP; ++q) {
+      const int64_t at = int64_t{q} * width + sub;
+      raw[q] = load_pack<T, P>(row, at, at < packs);
+    }
+#pragma unroll
+    for (int q = 0; q < NP; ++q) {
+      const int64_t at = int64_t{q} * width + sub;
+      bits_t<T> s[P];
+      to_orders<T, P>(raw[q], o.largest, s);
+#pragma unroll
+      for (int j = 0; j < P; ++j)  // Key(0): below every real key
+        v[q * P + j] = at < packs ? TK::make(s[j], static_cast<uint32_t>(at * P + j)) : Key(0);
+    }
+  }
+  if (o.k > 32) {  // most of the row (width 32): sort it whole, over the registers a lane may fill
+    const int64_t held = (packs + 31) / 32 * P;
+    if constexpr (ITEMS >= 32) if (held > 16) return tourney_sort<32, T>(v, row, values, indices, r, o);
+    if constexpr (ITEMS >= 16) if (held > 8) return tourney_sort<16, T>(v, row, values, indices, r, o);
+    if constexpr (ITEMS >= 8) if (held > 4) return tourney_sort<8, T>(v, row, values, indices, r, o);
+    if constexpr (ITEMS >= 4) if (held > 2) return tourney_sort<4, T>(v, row, values, indices, r, o);
+    if constexpr (ITEMS >= 2) if (held > 1) return tourney_sort<2, T>(v, row, values, indices, r, o);
+    return tourney_sort<1, T>(v, row, values, indices, r, o);
+  }
+  sort_descending(v);
+  Key won = Key(0);  // lane t of the group: the row's t-th largest key
+  const int k = static_cast<int>(o.k);  // <= width
+  for (int t = 0; t < k; ++t) {
+    const Key top = group_max<TK>(v[0], width);
+    if (sub == t) won = top;
+    if (v[0] == top) {  // the owner
+#pragma unroll
+      for (int i = 0; i + 1 < ITEMS; ++i) v[i] = v[i + 1];
+      v[ITEMS - 1] = Key(0);
+    }
+  }
+  key_t<T> mine = TK::wide(won);
+  if (!o.sorted) {  // values better than the k-th first, then its ties, each by index
+    const bits_t<T> kth_order = key_order<T>(shfl_key(mine, (lane & ~(width - 1)) + k - 1));
+    mine = group_sort(sub < k ? unsorted_key<T>(mine, kth_order) : key_t<T>(0), width);
+  }
+  if (live && sub < k) emit(row, values, indices, r * o.k + sub, mine);
+}
+
 // ---- the global sort's output pass ----------------------------------------------
 
 // The first k sorted keys of each row (rows of `stride` keys: k, or n when
@@ -1020,6 +1180,33 @@ cudaError_t launch_queue(const void* problem, cudaStream_t stream) {
   queue_kernel<T, C, P, kBlock><<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(
       static_cast<const T*>(p.x), static_cast<T*>(p.values), p.indices, p.batch,
       Output{p.n, p.k, p.largest, p.sorted});
+  return cudaGetLastError();
+}
+
+// Lanes a row: enough for the row at ITEMS keys a lane and for k winners
+// (lane t holds the t-th), a power of two; 32 when the row is sorted whole,
+// or when a warp a row fits one wave: a group's rounds take shuffles where
+// a warp's take one reduction (H100, one row of 127 int32, k 14: 6.5 us
+// in 16 lanes, 4.8 in a block).
+inline int tourney_width(const Problem& p, int items, int pack) {
+  const int64_t n = p.n, k = p.k;
+  if (k > 32 || p.batch * 32 <= int64_t{p.device->sm_count} * p.device->max_threads_per_sm) return 32;
+  const int64_t lanes = std::max<int64_t>((n / pack + items / pack - 1) / (items / pack), k);
+  int width = 1;
+  while (width < lanes) width *= 2;
+  return width;
+}
+
+template <class T, int ITEMS, int P>
+cudaError_t launch_tourney(const void* problem, cudaStream_t stream) {
+  const Problem& p = *static_cast<const Problem*>(problem);
+  constexpr int kBlock = 128;
+  const int width = tourney_width(p, ITEMS, P);
+  const int64_t rows = kBlock / width;  // a block's
+  const int64_t blocks = (p.batch + rows - 1) / rows;
+  tourney_kernel<T, ITEMS, P, kBlock><<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(
+      static_cast<const T*>(p.x), static_cast<T*>(p.values), p.indices, p.batch,
+      Output{p.n, p.k, p.largest, p.sorted}, width);
   return cudaGetLastError();
 }
 

@@ -87,18 +87,13 @@ template <int C, class Key> __device__ __forceinline__ void warp_insert(Key (&li
   warp_merge<C>(list);
 }
 
-// With m <= 32*C candidate keys of a row in shared memory, among them the
-// row's k best (k <= 32*C): one warp sorts them in registers and writes the
-// first k, ordered as finish_candidates orders them.  Called by one warp.
+// The first k of 32*C keys sorted in a warp (position p = j*32 + lane),
+// ordered as finish_candidates orders them and written out.
 template <int C, class T>
-__device__ void finish_warp(const key_t<T>* keys, int m, const T* row, T* values, int64_t* indices,
-                            int64_t row_id, const Output& o) {
+__device__ __forceinline__ void emit_warp_sorted(key_t<T> (&v)[C], const T* row, T* values, int64_t* indices,
+                                                 int64_t row_id, const Output& o) {
   using Key = key_t<T>;
   const int lane = threadIdx.x % 32, k = static_cast<int>(o.k);
-  Key v[C];
-#pragma unroll
-  for (int j = 0; j < C; ++j) v[j] = j * 32 + lane < m ? keys[j * 32 + lane] : Key(0);
-  warp_sort<C>(v);
   if (!o.sorted) {
     const bits_t<T> kth = key_order<T>(warp_at<C>(v, k - 1));
 #pragma unroll
@@ -108,6 +103,21 @@ __device__ void finish_warp(const key_t<T>* keys, int m, const T* row, T* values
 #pragma unroll
   for (int j = 0; j < C; ++j)
     if (j * 32 + lane < k) emit(row, values, indices, row_id * o.k + j * 32 + lane, v[j]);
+}
+
+// With m <= 32*C candidate keys of a row in shared memory, among them the
+// row's k best (k <= 32*C): one warp sorts them in registers and writes the
+// first k.  Called by one warp.
+template <int C, class T>
+__device__ void finish_warp(const key_t<T>* keys, int m, const T* row, T* values, int64_t* indices,
+                            int64_t row_id, const Output& o) {
+  using Key = key_t<T>;
+  const int lane = threadIdx.x % 32;
+  Key v[C];
+#pragma unroll
+  for (int j = 0; j < C; ++j) v[j] = j * 32 + lane < m ? keys[j * 32 + lane] : Key(0);
+  warp_sort<C>(v);
+  emit_warp_sorted<C, T>(v, row, values, indices, row_id, o);
 }
 
 }  // namespace topk
