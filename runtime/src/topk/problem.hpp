@@ -202,9 +202,10 @@ inline Plan plan_multi(const Problem& p, int block, int pack, int radix) {
   return pl;
 }
 
+// An unsorted selection is written in index order by the block: no sort.
 inline Plan plan_block(const Problem& p) {
   Plan pl;
-  plan_sort(pl, p);
+  if (p.sorted) plan_sort(pl, p);
   lay_out(pl);
   return pl;
 }

@@ -108,9 +108,84 @@ __device__ __forceinline__ uint64_t opaque(uint64_t v) {
   return v;
 }
 
+// The lowest order bits of a warp, on every lane.
+template <class Bits> __device__ __forceinline__ Bits warp_min_bits(Bits v) {
+  if constexpr (sizeof(Bits) == 4) {
+    return __reduce_min_sync(kFull, v);
+  } else {
+#pragma unroll
+    for (int m = 16; m > 0; m /= 2) {
+      const Bits o = __shfl_xor_sync(kFull, v, m);
+      v = o < v ? o : v;
+    }
+    return v;
+  }
+}
+
+// An unsorted selection of a row held in a block's registers (thread i's
+// pack q: elements (q * BLOCK + i) * P ..), written in index order: the
+// selected keys (those >= t, exactly k) whose value beats the k-th's first,
+// then the k-th's ties, each run by index.  finish_candidates orders them
+// so by two block sorts of k keys, and a k past one block's sort went
+// through the global sort; here one block scan a round of packs ranks them
+// (both runs' counts in one word: a round's counts stay below 2^16).
+// `scan`: BLOCK / 32 + 1 words; `kth`: ~0 on entry.
+template <class T, int BLOCK, int NP, int P>
+__device__ __forceinline__ void emit_unsorted_in_order(const bits_t<T> (&s)[NP][P], key_t<T> t, const T* row,
+                                                       T* values, int64_t* indices, int64_t r, const Output& o,
+                                                       unsigned* scan, bits_t<T>* kth) {
+  using Bits = bits_t<T>;
+  static_assert(BLOCK * P < 65536, "a round's counts fit 16 bits");
+  auto element = [&](int q, int j) { return (static_cast<uint32_t>(q) * BLOCK + threadIdx.x) * P + j; };
+  Bits low = ~Bits(0);  // the k-th's order: the lowest among the selected
+#pragma unroll
+  for (int q = 0; q < NP; ++q)
+#pragma unroll
+    for (int j = 0; j < P; ++j) {
+      const uint32_t e = element(q, j);
+      if (e < o.n && make_key<T>(s[q][j], e) >= t && s[q][j] < low) low = s[q][j];
+    }
+  low = warp_min_bits(low);
+  if (threadIdx.x % 32 == 0) atomic_min_bits(kth, low);
+  __syncthreads();
+  const Bits kth_order = *kth;
+  unsigned better = 0;
+#pragma unroll
+  for (int q = 0; q < NP; ++q)
+#pragma unroll
+    for (int j = 0; j < P; ++j) better += element(q, j) < o.n && s[q][j] > kth_order;
+  unsigned at_better = 0, at_tie = 0;
+  block_exclusive_sum<BLOCK>(better, scan, &at_tie);  // the ties follow every better key
+#pragma unroll
+  for (int q = 0; q < NP; ++q) {
+    unsigned c = 0;  // better keys in the low half, taken ties in the high
+#pragma unroll
+    for (int j = 0; j < P; ++j) {
+      const uint32_t e = element(q, j);
+      if (e < o.n) c += s[q][j] > kth_order ? 1u : s[q][j] == kth_order && make_key<T>(s[q][j], e) >= t ? 1u << 16 : 0u;
+    }
+    unsigned round = 0;
+    const unsigned before = block_exclusive_sum<BLOCK>(c, scan, &round);
+    unsigned b = at_better + (before & 0xffffu), u = at_tie + (before >> 16);
+#pragma unroll
+    for (int j = 0; j < P; ++j) {
+      const uint32_t e = element(q, j);
+      if (e >= o.n) continue;
+      const key_t<T> key = make_key<T>(s[q][j], e);
+      if (s[q][j] > kth_order) emit(row, values, indices, r * o.k + b++, key);
+      else if (s[q][j] == kth_order && key >= t) emit(row, values, indices, r * o.k + u++, key);
+    }
+    at_better += round & 0xffffu;
+    at_tie += round >> 16;
+  }
+}
+
 // Bounded to 64 registers a thread: at 104 (256 x 16 float32) two blocks
-// shared an SM and a row's selection latency was not hidden.
-template <class T, int BLOCK, int ITEMS, int R, int P>
+// shared an SM and a row's selection latency was not hidden.  SORTED is
+// o.sorted, compiled apart: with the unsorted output's scans in the same
+// kernel the sorted selections ran 7-49% slower (H200: 4096 x 4096 float32
+// k 2048, 507 -> 545 us; 901 x 2492 int32 k 190, 36.4 -> 54.2).
+template <class T, int BLOCK, int ITEMS, int R, int P, bool SORTED>
 __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
     block_kernel(const T* __restrict__ x, T* __restrict__ values, int64_t* __restrict__ indices,
                  key_t<T>* global_keys, Output o) {
@@ -126,6 +201,7 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
   __shared__ unsigned count;
   __shared__ Bits kth;
   __shared__ unsigned long long warp_bound;
+  __shared__ unsigned scan[BLOCK / 32 + 1];
   const int64_t r = blockIdx.x;
   const T* row = x + r * o.n;
   Bits s[NP][P];
@@ -218,12 +294,16 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
     if (threadIdx.x == 0) count = 0;
   }
   const Key t = radix_select<kKeyWidth<T>, R, BLOCK, Key>(each, 0, Key(0), static_cast<unsigned>(o.k), sh);
-  const bool small = o.k <= CAP;
-  const Collected<T> c{small ? sort_keys : global_keys + r * o.k, &count, &kth};  // k <= n <= tile when CAP < kSortCapacity
-  each([&](Key key, bool valid) { collect<T>(c, key, valid && key >= t); });
-  __syncthreads();
-  if (small) finish_candidates<BLOCK, T>(sort_keys, static_cast<int>(o.k), row, values, indices, r, o);
-  else prepare_global_sort<BLOCK, T>(c.keys, kth, o);
+  if constexpr (!SORTED) {
+    emit_unsorted_in_order<T, BLOCK, NP, P>(s, t, row, values, indices, r, o, scan, &kth);
+  } else {
+    const bool small = o.k <= CAP;
+    const Collected<T> c{small ? sort_keys : global_keys + r * o.k, &count, &kth};  // k <= n <= tile when CAP < kSortCapacity
+    each([&](Key key, bool valid) { collect<T>(c, key, valid && key >= t); });
+    __syncthreads();
+    if (small) finish_candidates<BLOCK, T>(sort_keys, static_cast<int>(o.k), row, values, indices, r, o);
+    else prepare_global_sort<BLOCK, T>(c.keys, kth, o);
+  }
 }
 
 // ---- multi: several blocks per row ------------------------------------------
@@ -975,21 +1055,25 @@ __device__ __forceinline__ void tourney_sort(Key (&v)[ITEMS], const T* row, T* v
 // group of lanes (a warp, or a power of two of its lanes for short rows:
 // 8 lanes a row of 64 at 8 keys a lane, four rows a warp).  k <= 32: each
 // lane's ITEMS keys sorted, largest first, then each of k rounds takes the
-// group's largest head (group_max; keys are
-// distinct, so one lane owns it), hands it to lane t, and its owner shifts
-// its next key up: a sort of ITEMS keys, then about 10 + ITEMS
-// instructions a round, against the queue's two walks of the row and two
-// warp sorts, for rows of routing size (8-256 experts, k 2-8).  k > 32:
-// the row sorted whole by a warp.  No shared memory.  Not float64.
-template <class T, int ITEMS, int P, int BLOCK>
+// group's largest head (group_max; keys are distinct, so one lane owns
+// it), hands it to lane t, and its owner shifts its next key up: a sort of
+// ITEMS keys, then about 10 + ITEMS instructions a round, against the
+// queue's two walks of the row and two warp sorts, for rows of routing
+// size (8-256 experts, k 2-8).  k > 32: the row sorted whole by a warp.
+// No shared memory.  Not float64.  GROUPS: compiled for groups of
+// `width_arg` lanes; without it a warp a row, the width a constant (a
+// runtime width cost the warp-a-row form 6-18%: H100, 16384 x 256 float32
+// k 8, 18.7 -> 22.1 us).
+template <class T, int ITEMS, int P, int BLOCK, bool GROUPS>
 __global__ void __launch_bounds__(BLOCK)
     tourney_kernel(const T* __restrict__ x, T* __restrict__ values, int64_t* __restrict__ indices,
-                   int64_t batch, Output o, int width) {
+                   int64_t batch, Output o, int width_arg) {
   using TK = TourneyKey<T>;
   using Key = typename TK::Key;
   static_assert(sizeof(key_t<T>) == 8, "not float64");
   constexpr int NP = ITEMS / P;
   // a row to each `width` lanes (a power of two: 32 / width rows a warp)
+  const int width = GROUPS ? width_arg : 32;
   const int lane = threadIdx.x % 32, sub = lane & (width - 1);
   const int64_t r = (blockIdx.x * int64_t{BLOCK} + threadIdx.x) / width;
   const bool live = r < batch;
@@ -1014,7 +1098,7 @@ __global__ void __launch_bounds__(BLOCK)
         v[q * P + j] = at < packs ? TK::make(s[j], static_cast<uint32_t>(at * P + j)) : Key(0);
     }
   }
-  if (o.k > 32) {  // most of the row (width 32): sort it whole, over the registers a lane may fill
+  if (!GROUPS && o.k > 32) {  // most of the row: sort it whole, over the registers a lane may fill
     const int64_t held = (packs + 31) / 32 * P;
     if constexpr (ITEMS >= 32) if (held > 16) return tourney_sort<32, T>(v, row, values, indices, r, o);
     if constexpr (ITEMS >= 16) if (held > 8) return tourney_sort<16, T>(v, row, values, indices, r, o);
@@ -1111,9 +1195,16 @@ cudaError_t launch_block(const void* problem, cudaStream_t stream) {
   const Problem& p = *static_cast<const Problem*>(problem);
   const Plan pl = kgen::topk::plan_block(p);
   key_t<T>* keys = pl.bytes ? reinterpret_cast<key_t<T>*>(region(p, pl.selected_at)) : nullptr;
-  block_kernel<T, BLOCK, ITEMS, R, P><<<static_cast<unsigned>(p.batch), BLOCK, 0, stream>>>(
-      static_cast<const T*>(p.x), static_cast<T*>(p.values), p.indices, keys,
-      Output{p.n, p.k, p.largest, p.sorted});
+  const auto x = static_cast<const T*>(p.x);
+  const auto values = static_cast<T*>(p.values);
+  const Output o{p.n, p.k, p.largest, p.sorted};
+  const auto blocks = static_cast<unsigned>(p.batch);
+  // unsorted: written in index order by the block (emit_unsorted_in_order)
+  if (!p.sorted) {
+    block_kernel<T, BLOCK, ITEMS, R, P, false><<<blocks, BLOCK, 0, stream>>>(x, values, p.indices, keys, o);
+    return cudaGetLastError();
+  }
+  block_kernel<T, BLOCK, ITEMS, R, P, true><<<blocks, BLOCK, 0, stream>>>(x, values, p.indices, keys, o);
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess || kgen::topk::sorts_in_block(p)) return err;
   return sort_in_global<T>(p, pl, keys, stream, p.k);
@@ -1204,9 +1295,15 @@ cudaError_t launch_tourney(const void* problem, cudaStream_t stream) {
   const int width = tourney_width(p, ITEMS, P);
   const int64_t rows = kBlock / width;  // a block's
   const int64_t blocks = (p.batch + rows - 1) / rows;
-  tourney_kernel<T, ITEMS, P, kBlock><<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(
-      static_cast<const T*>(p.x), static_cast<T*>(p.values), p.indices, p.batch,
-      Output{p.n, p.k, p.largest, p.sorted}, width);
+  const Output o{p.n, p.k, p.largest, p.sorted};
+  const auto x = static_cast<const T*>(p.x);
+  const auto values = static_cast<T*>(p.values);
+  if (width == 32)
+    tourney_kernel<T, ITEMS, P, kBlock, false>
+        <<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(x, values, p.indices, p.batch, o, 32);
+  else
+    tourney_kernel<T, ITEMS, P, kBlock, true>
+        <<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(x, values, p.indices, p.batch, o, width);
   return cudaGetLastError();
 }
 

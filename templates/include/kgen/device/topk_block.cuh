@@ -11,9 +11,11 @@ namespace topk {
 
 constexpr unsigned kFull = 0xffffffffu;
 
-// Exclusive prefix sum over the threads of a block, in thread order.
+// Exclusive prefix sum over the threads of a block, in thread order.  With
+// `sum`, the block's total too, on every thread (then `scratch` holds
+// BLOCK / 32 + 1 entries).
 template <int BLOCK>
-__device__ __forceinline__ unsigned block_exclusive_sum(unsigned v, unsigned* scratch) {
+__device__ __forceinline__ unsigned block_exclusive_sum(unsigned v, unsigned* scratch, unsigned* sum = nullptr) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   unsigned inc = v;
 #pragma unroll
@@ -21,7 +23,10 @@ __device__ __forceinline__ unsigned block_exclusive_sum(unsigned v, unsigned* sc
     const unsigned o = __shfl_up_sync(kFull, inc, d);
     if (lane >= d) inc += o;
   }
-  if constexpr (BLOCK == 32) return inc - v;
+  if constexpr (BLOCK == 32) {
+    if (sum) *sum = __shfl_sync(kFull, inc, 31);
+    return inc - v;
+  }
   if (lane == 31) scratch[warp] = inc;
   __syncthreads();
   if (warp == 0) {
@@ -32,9 +37,11 @@ __device__ __forceinline__ unsigned block_exclusive_sum(unsigned v, unsigned* sc
       if (lane >= d) wi += o;
     }
     if (lane < BLOCK / 32) scratch[lane] = wi - w;
+    if (sum && lane == BLOCK / 32 - 1) scratch[BLOCK / 32] = wi;
   }
   __syncthreads();
   const unsigned r = scratch[warp] + inc - v;
+  if (sum) *sum = scratch[BLOCK / 32];
   __syncthreads();
   return r;
 }
