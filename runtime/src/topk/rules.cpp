@@ -95,8 +95,15 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // of 32768 18-38 against 35-68; H200 alike up to 8192.
       s.key[0] = 2;
       s.key[1] = -(int64_t{q.block_size} * q.items);  // the tightest row capacity
-      s.key[2] = q.radix;
-      s.key[3] = -q.block_size;
+      // an unsorted k past the bound path of blocks up to 512 (2k <= block)
+      // is ranked by one block scan a round of packs: the fewest rounds
+      // (H100, topk v16: 614 x 1321 bfloat16 k 1105, 256 x 8 24.4 us,
+      // 128 x 16 33.6, 256 x 16 43.1; 4096 x 4096 float32 k 2048 pack 4,
+      // 512 x 8 146.4, 256 x 16 170.3; but 4231 x 3119 float32 k 4, 512 x
+      // 8 74.5, 256 x 16 49.2).  Else the smaller block (4096 x 4096
+      // float32 k 2048 sorted: 256 x 16 507.9 us, 512 x 8 568.2).
+      s.key[2] = !p.sorted && p.k > 256 ? -(q.items / q.pack_size) : 0;
+      s.key[3] = int64_t{q.radix} * 4096 - q.block_size;
       break;
     case Tier::multi:
       s.key[0] = 1;
