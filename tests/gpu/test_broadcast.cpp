@@ -457,6 +457,49 @@ TEST_CASE("expand and where on every dtype, as selected", "[broadcast]") {
   }
 }
 
+// The cases above are small: variants of packs of 8 bytes or more run them
+// one pack a thread (kgen/device/broadcast.cuh kSpreadBlocksPerSm); these of
+// 3M float32 values take blocks of 4 packs a thread at any pack, on GPUs of
+// up to 180 SMs.
+TEST_CASE("expand and where of many blocks, every variant", "[broadcast]") {
+  const kgen_dtype_t dtype = KGEN_FLOAT32;
+  const size_t e = test::elem_size(dtype);
+  const std::vector<ExpandCase> expands = {{{1, 1000}, {3001, 1000}}, {{3001, 1}, {3001, 1000}}};
+  for (const ExpandCase& c : expands) {
+    const Shape out = resolve(c);
+    const std::vector<unsigned char> host = random_bytes(static_cast<size_t>(numel(c.src)) * e);
+    const std::vector<unsigned char> want = expand_reference(host, c.src, out, e);
+    test::DeviceBuffer src(host.size() + 16), dst(want.size() + 16 + 2 * kGuard);
+    for (auto off : {std::pair<int, int>{0, 0}, std::pair<int, int>{1, 3}}) {
+      INFO(describe(c, dtype, off));
+      CUDA_REQUIRE(cudaMemcpy(src.at(off.first), host.data(), host.size(), cudaMemcpyHostToDevice));
+      int ran = 0;
+      for (const std::string& v : variants_of("expand"))
+        ran += run_expand(v.c_str(), dtype, c, src, off.first, dst, off.second, want);
+      CHECK(ran > 0);
+      run_expand(nullptr, dtype, c, src, off.first, dst, off.second, want);
+    }
+  }
+  const std::vector<WhereCase> wheres = {{{3001, 1000}, {3001, 1000}, {3001, 1000}},
+                                         {{3001, 1}, {3001, 1000}, {1, 1000}}};
+  for (const WhereCase& c : wheres) {
+    const Shape out = where_shape(c);
+    const std::vector<unsigned char> cond = random_cond(static_cast<size_t>(numel(c.cond)));
+    const std::vector<unsigned char> x = random_bytes(static_cast<size_t>(numel(c.x)) * e);
+    const std::vector<unsigned char> y = random_bytes(static_cast<size_t>(numel(c.y)) * e);
+    const std::vector<unsigned char> want = where_reference(cond, x, y, c, out, e);
+    const WhereBuffers b(c, out, e);
+    for (const WhereOffsets& o : {WhereOffsets{0, 0, 0, 0}, WhereOffsets{1, 1, 1, 1}}) {
+      INFO(describe(c, dtype, o));
+      upload(b, o, e, cond, x, y);
+      int ran = 0;
+      for (const std::string& v : variants_of("where")) ran += run_where(v.c_str(), dtype, c, b, o, want);
+      CHECK(ran > 0);
+      run_where(nullptr, dtype, c, b, o, want);
+    }
+  }
+}
+
 TEST_CASE("expand selection: no broadcast is a copy, an empty dst nothing", "[broadcast][expand]") {
   test::DeviceBuffer src(4096), dst(4096);
   const char* name = nullptr;

@@ -28,6 +28,14 @@ enum class Op { expand, where };
 
 constexpr int kBlock = 256;  // threads of every broadcast kernel
 constexpr int kUnroll = 4;   // packs in flight a thread (kgen::broadcast rules: kPacksPerBlock)
+// A problem of fewer blocks of kUnroll packs than this many an SM runs one
+// pack a thread in kUnroll times the blocks, where a pack is 8 bytes or
+// more: every SM gets a share and the blocks even out.  H200, sweeps of 300
+// problems (bench/NOTES.md broadcast v4): where of 0.01-8 MiB in 16-byte
+// packs 4.4-6.9 us -> 3.5-4.9 (torch 3.4-4.6); packs of 4 bytes or less
+// ran 4-18% slower spread (expand 1x3 -> 131072x3 float32 3.8 -> 4.4 us).
+constexpr int kSpreadBlocksPerSm = 4;
+constexpr int kSpreadMinPackBytes = 8;
 
 template <Op O> struct OpTraits { static constexpr int kInputs = 1; };
 template <> struct OpTraits<Op::where> { static constexpr int kInputs = 3; };
@@ -166,14 +174,14 @@ __device__ __forceinline__ void compute(const Args& a, const int64_t* off, const
   }
 }
 
-// A thread's kUnroll packs, kBlock apart from pack `base`: all computed,
+// A thread's UNROLL packs, kBlock apart from pack `base`: all computed,
 // then all stored; kChecked skips those at or past `packs`.
-template <Op O, class U, int R, int P, bool kChecked, class Index>
+template <Op O, class U, int R, int P, int UNROLL, bool kChecked, class Index>
 __device__ __forceinline__ void run_packs(const Args& a, Index base, Index packs, U* out) {
   constexpr int N = OpTraits<O>::kInputs;
-  Regs<U, P> v[kUnroll];
+  Regs<U, P> v[UNROLL];
 #pragma unroll
-  for (int u = 0; u < kUnroll; ++u) {
+  for (int u = 0; u < UNROLL; ++u) {
     const Index n = base + u * kBlock;
     if (!kChecked || n < packs) {
       int64_t off[N];
@@ -182,25 +190,25 @@ __device__ __forceinline__ void run_packs(const Args& a, Index base, Index packs
     }
   }
 #pragma unroll
-  for (int u = 0; u < kUnroll; ++u) {
+  for (int u = 0; u < UNROLL; ++u) {
     const Index n = base + u * kBlock;
     if (!kChecked || n < packs) *reinterpret_cast<Regs<U, P>*>(out + static_cast<int64_t>(n) * P) = v[u];
   }
 }
 
-template <Op O, class U, int R, int P, bool WIDE>
+template <Op O, class U, int R, int P, bool WIDE, int UNROLL>
 __global__ void __launch_bounds__(kBlock) broadcast_kernel(const __grid_constant__ Args a) {
   using Index = typename std::conditional<WIDE, int64_t, uint32_t>::type;
   constexpr int N = OpTraits<O>::kInputs;
-  const Index base = static_cast<Index>(blockIdx.x) * (kBlock * kUnroll) + threadIdx.x;
+  const Index base = static_cast<Index>(blockIdx.x) * (kBlock * UNROLL) + threadIdx.x;
   const Index packs = static_cast<Index>(a.packs);
   U* out = static_cast<U*>(a.out);
-  if (static_cast<Index>(blockIdx.x) * (kBlock * kUnroll) + kBlock * kUnroll <= packs) {
+  if (static_cast<Index>(blockIdx.x) * (kBlock * UNROLL) + kBlock * UNROLL <= packs) {
     // a whole block of packs (all but the last block): no bounds checks, so
     // the loads of every pack go out before the first is used
-    run_packs<O, U, R, P, false>(a, base, packs, out);
+    run_packs<O, U, R, P, UNROLL, false>(a, base, packs, out);
   } else {
-    run_packs<O, U, R, P, true>(a, base, packs, out);
+    run_packs<O, U, R, P, UNROLL, true>(a, base, packs, out);
   }
   if (R == 1 && P > 1 && blockIdx.x == 0 && static_cast<int>(threadIdx.x) < a.tail) {
     // flat: the units past the last whole pack, one a thread
@@ -240,7 +248,12 @@ cudaError_t launch(const void* problem, cudaStream_t stream) {
   }
   a.out = p.out;
   const int64_t blocks = std::max<int64_t>(1, kgen::broadcast::div_up(a.packs, kBlock * kUnroll));
-  broadcast_kernel<O, U, R, P, WIDE><<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(a);
+  if (P * sizeof(U) >= kSpreadMinPackBytes && blocks < int64_t{kSpreadBlocksPerSm} * p.device->sm_count) {
+    const int64_t spread = std::max<int64_t>(1, kgen::broadcast::div_up(a.packs, kBlock));
+    broadcast_kernel<O, U, R, P, WIDE, 1><<<static_cast<unsigned>(spread), kBlock, 0, stream>>>(a);
+  } else {
+    broadcast_kernel<O, U, R, P, WIDE, kUnroll><<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(a);
+  }
   return cudaGetLastError();
 }
 
