@@ -30,6 +30,13 @@ constexpr int64_t kBelow31 = int64_t{1} << 31;
 constexpr int kBlock = 256;  // every permute kernel's block (generator/ops/permute.py)
 constexpr int64_t kShortRowTierBytes = 256;
 constexpr int64_t kShortDstRowBytes = 320;
+// A tile plane (I x J) of at most kNarrowPlaneBytes whose src rows (I)
+// are shorter than kNarrowSrcRowBytes or dst rows (J) than
+// kNarrowDstRowBytes, and join up: per-unit index math beats the tile
+// (below).
+constexpr int64_t kNarrowSrcRowBytes = 32;
+constexpr int64_t kNarrowDstRowBytes = 128;
+constexpr int64_t kNarrowPlaneBytes = int64_t{4} << 20;
 
 struct TileFit {
   int64_t blocks;
@@ -124,6 +131,20 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // float16 rows, packed ones at 128 float16 rows (64 x 64 at pack 4
       // 197 us, elem 549 us).  Below elem, above generic.
       sc.key[0] = q.pack == 1 && t.batches == 1 && t.nj * s.movement < kShortDstRowBytes ? 0 : 3;
+      // A plane with a short side whose runs join up (src rows of a few
+      // units that follow each other, or dst rows): the tile spans that side
+      // in part, where per-unit index math reads or writes whole lines.
+      // H200 sweeps (bench/NOTES.md permute v2): 256x599x2x17x3 (4,0,2,1,3)
+      // bfloat16, src rows of 6 bytes, tile 69.1 us, elem 37.2; 8x13x11043x4
+      // (0,3,1,2) float16 18.1 -> 10.0; 221647x6 (1,0) bfloat16 8.4 -> 5.6.
+      // Src rows of 36-94 bytes ran 1.06-1.35x slower in elem (H100:
+      // 37x17x73x16x37 (1,4,2,0,3) bfloat16, rows of 74 bytes, 103 -> 139
+      // us); where the short side's runs do not join, 1.2-3.5x
+      // (1559x34x4x6x16 (4,1,3,2,0) float16 77 -> 218 us); a plane past a
+      // few MB would be read again for each dst row.
+      const bool short_i = t.ni * s.movement < kNarrowSrcRowBytes && t.src_stride_j == t.ni;
+      const bool short_j = t.nj * s.movement < kNarrowDstRowBytes && t.dst_stride_i == t.nj;
+      if ((short_i || short_j) && t.ni * t.nj * s.movement <= kNarrowPlaneBytes) sc.key[0] = 0;
       if (t.batches == 1 && t.src_stride_j2 == 0) {
         // A plain transpose: whole sectors read and written first, then
         // wide accesses, then the longest write run: at equal sectors a
