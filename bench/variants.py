@@ -4,9 +4,13 @@ or the kernels are at fault on a shape, without a random sweep.
 
 Problems are written as the sweep's reports write them (bench/sweep.py),
 family first: "softmax log_softmax 8192x3x281 dim=1 f16 +1" (+1: the tensor
-one element into its storage).  Softmax and reductions take dim=D; top-k
-takes k=K, the data kind (random, repeated, few, constant, sorted,
-reversed, nan), smallest and unsorted: "topk topk 6x1577431 k=15 constant f16".
+one element into its storage).  Softmax and reductions take dim=D (a
+reduction dim=None: the whole tensor); top-k takes k=K, the data kind
+(random, repeated, few, constant, sorted, reversed, nan), smallest and
+unsorted: "topk topk 6x1577431 k=15 constant f16"; permute takes perm=P:
+"permute permute 339x256x9 perm=0,2,1 f64"; expand is written src->dst and
+where by its three operands, () for a scalar: "expand expand 1x3->131072x3
+f32", "where where 47137x3,1,() i32".
 
     KGEN_LIBRARY=build/runtime/libkgen.so PYTHONPATH=python python3 bench/variants.py \\
         [--top 6] [--reps 15] "softmax softmax 587x307x29 dim=2 f16" ...
@@ -27,17 +31,39 @@ import sweep  # noqa: E402
 torch, kgen = ct.torch, ct.kgen
 
 
+def extents(text: str) -> tuple:
+    """'8192x3x281' -> (8192, 3, 281); '()' -> () (a scalar)."""
+    return () if text == "()" else tuple(int(v) for v in text.split("x"))
+
+
+def broadcast(*shapes) -> tuple:
+    """The shape the operands broadcast to (numpy's rule)."""
+    rank = max(map(len, shapes))
+    padded = [(1,) * (rank - len(s)) + tuple(s) for s in shapes]
+    return tuple(max(d) if min(d) != 0 else 0 for d in zip(*padded))
+
+
 def parse(text: str) -> dict:
     """'softmax log_softmax 8192x3x281 dim=1 f16 +1' -> a sweep problem."""
     words = text.split()
     if len(words) < 4:
         raise ValueError(f"{text!r}: family op shape [dim=D] dtype [+1]")
-    p = dict(family=words[0], op=words[1], shape=[int(v) for v in words[2].split("x")], offset=0)
+    p = dict(family=words[0], op=words[1], offset=0)
+    if p["family"] == "expand":
+        src, _, dst = words[2].partition("->")
+        p.update(src=extents(src), shape=extents(dst))
+    elif p["family"] == "where":
+        cond, x, y = (extents(v) for v in words[2].split(","))
+        p.update(cond=cond, x=x, y=y, shape=broadcast(cond, x, y))
+    else:
+        p["shape"] = extents(words[2])
     if p["family"] == "topk":
         p.update(k=1, data="random", largest=True, sorted=True)
     for w in words[3:]:
         if w.startswith("dim="):
-            p["dim"] = int(w[4:])
+            p["dim"] = None if w == "dim=None" else int(w[4:])
+        elif w.startswith("perm="):
+            p["perm"] = tuple(int(v) for v in w[5:].split(","))
         elif w.startswith("k="):
             p["k"] = int(w[2:])
         elif w in sweep.TOPK_DATA:
