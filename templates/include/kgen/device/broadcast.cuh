@@ -1,6 +1,7 @@
 // Broadcast kernels (expand, where) and their host launcher.  One kernel
 // over 1 (expand: src) or 3 (where: cond, x, y) inputs: each thread makes
-// kUnroll packs of P output units; a pack's coordinates are computed once
+// kUnroll packs of P output units (one in a small problem, 4x the blocks:
+// kSpreadBlocksPerSm); a pack's coordinates are computed once
 // (rank R fixed at compile time, or 0: read at run time) and shared by every
 // input, whose broadcast dims have stride 0.  Along the innermost dim an
 // input is read whole (one vector of P units) or is one unit, repeated.

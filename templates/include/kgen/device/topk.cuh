@@ -22,9 +22,11 @@
 //          one pass per digit that appends the keys above the bucket, counts
 //          the next digit and compacts the bucket into a list that the next
 //          pass reads instead of the row, until one block's sort holds them.
-// When k is too large for one block's sort, the collected keys go through a
-// radix sort over the whole GPU (CUB; runtime/src/topk/sort.cu) and an
-// output pass.
+// When k is too large for one block's sort, the collected keys of a sorted
+// selection, and of the multi tier's unsorted one, go through a radix sort
+// over the whole GPU (CUB; runtime/src/topk/sort.cu) and an output pass;
+// the block tier writes an unsorted selection in index order from its
+// registers (emit_unsorted_in_order).
 #pragma once
 
 #include <algorithm>
