@@ -273,9 +273,16 @@ TEST_CASE("permute selection: rows when the innermost dim stays, tiles when it m
     CHECK(r6.p.ti >= 32);
   }
   // odd extents: no pack but 1 divides them; still tiles
-  auto odd = pick({33, 65, 7}, {2, 0, 1}, 2);
+  auto odd = pick({33, 65, 37}, {2, 0, 1}, 2);
   CHECK(odd.p.tier == PermuteTier::tile);
   CHECK(odd.p.pack == 1);
+  // src rows of 7 units (28 bytes) that join up, in a plane of 60 KB:
+  // per-unit index math (bench/NOTES.md permute v2)
+  auto narrow = pick({33, 65, 7}, {2, 0, 1}, 4);
+  CHECK(narrow.p.tier == PermuteTier::elem);
+  // rows of 7 units that do not join (a dim of 3 between them in src): tiles
+  auto apart = pick({5, 64, 3, 7}, {2, 0, 3, 1}, 4);
+  CHECK(apart.p.tier == PermuteTier::tile);
   // rows under 256 bytes: per-unit index math (H100: 2.1-2.4x faster than
   // a group a row on rows of 10-18 bytes)
   auto short_rows = pick({35, 6011, 32, 5}, {2, 0, 1, 3}, 2);
