@@ -21,6 +21,10 @@ and for inner > 1 (the strided case):
   col_thread  a thread per `pack_size` outputs of the flattened (outer,
            inner), folding the whole reduced axis: outputs that fill the
            GPU on their own (short reduced axes, narrow or odd inner)
+  slab     a narrow inner (at most half a block of packs): a block reads
+           a run of rows of one outer position's slab, which lies back to
+           back, thread t at inner pack t % (inner / pack_size); split
+           across blocks like col when the slabs cannot fill the GPU
   generic  block (inner == 1) or col (inner > 1) at pack 1, splitting as
            needed: every valid problem, any alignment.
 Every kernel loads `fold` packs per thread before combining any of them.
@@ -113,6 +117,12 @@ def col_thread_default(d, p):
     return p["block_size"] == 256 and p["fold"] == 4
 
 
+def slab_default(d, p):
+    # 16 bytes or more in flight a thread: the widest pack 4 deep, pack 1
+    # (an inner or pointer the widest pack does not divide) 8 deep
+    return p["block_size"] == 256 and p["fold"] == (4 if widest(d, p) else 8)
+
+
 # Tier.cost: compile cost of a variant relative to a softmax one, from the
 # bundles of 16 on a 2-core machine (nvcc past a bundle's fixed cost: thread
 # and warp tiers about 0.44 s a variant, block and split 1.0 s, col 1.5 s,
@@ -169,6 +179,14 @@ TIERS = (
         in_default=col_thread_default,
         fixed=(("lanes", 1), ("group_width", 1), ("tree", 0)),
         cost=0.8,
+    ),
+    Tier(
+        name="slab",
+        template="reduce_slab.cu.j2",
+        params=(Param("block_size", "b", lambda d: (128, 256, 512)), pack(None), Param("fold", "u", lambda d: (2, 4, 8))),
+        in_default=slab_default,
+        fixed=(("lanes", 1), ("group_width", 1), ("tree", 0)),
+        cost=1.5,
     ),
     Tier(
         name="generic",

@@ -136,6 +136,18 @@ std::vector<Shape> shapes(kgen_dtype_t d) {
     out.push_back({2, 333, int64_t{p.lanes} * p.pack_size});
     out.push_back({2, 333, int64_t{p.lanes} * p.pack_size + p.pack_size});
   }
+  // slab variants: half a block of packs exactly and one past it, an inner
+  // a pass's rows do not fill evenly, splits of one slab, slabs past the
+  // grid (8 waves of blocks)
+  for (const kgen::VariantInfo* v : variants(d)) {
+    const auto& p = params(v);
+    if (p.tier != kgen::gen::ReduceTier::slab) continue;
+    out.push_back({3, 77, int64_t{p.block_size} / 2 * p.pack_size});
+    out.push_back({3, 77, (int64_t{p.block_size} / 2 + 1) * p.pack_size});
+  }
+  out.push_back({17, 479, 34});
+  out.push_back({9001, 3, 11});
+  out.push_back({1, 81531, 16});
   out.push_back({1, (int64_t{1} << 20) + 1, 4});  // one output tile, a long strided axis
   // outputs past a col_thread grid (8 waves of blocks): the grid-stride loop
   out.push_back({5, 1, 700001});

@@ -189,6 +189,29 @@ TEST_CASE("a few hundred rows: a warp a row up to 8 packs a lane, then a block t
   CHECK(pick(KGEN_FLOAT32, 1, 3407, 1, KGEN_REDUCE_MAX).p.tier == ReduceTier::split);
 }
 
+TEST_CASE("a narrow inner goes to slabs only where a block's part of a slab is large",
+          "[reduce][selection][default-set]") {
+  // 44 KB slabs of 10 values a row (H100: 125 -> 49.5 us); 115 KB a block
+  // of 8 slabs split along 1272973 rows of 3
+  Picked big = pick(KGEN_FLOAT16, 1247, 2237, 10, KGEN_REDUCE_ARGMAX);
+  INFO(big.v->name);
+  CHECK(big.p.tier == ReduceTier::slab);
+  CHECK(big.plan.splits == 1);
+  Picked tall = pick(KGEN_INT32, 8, 1272973, 3, KGEN_REDUCE_ARGMAX);
+  INFO(tall.v->name);
+  CHECK(tall.p.tier == ReduceTier::slab);
+  CHECK(tall.plan.splits > 1);
+  CHECK(tall.plan.bytes > 0);
+  // small slabs, one pack a row, split parts under 64 KB, passes of 2 rows
+  for (Picked s : {pick(KGEN_FLOAT32, 79 * 5 * 10, 7, 29, KGEN_REDUCE_MAX),
+                   pick(KGEN_FLOAT16, 923 * 3 * 2, 929, 8, KGEN_REDUCE_ARGMIN),
+                   pick(KGEN_INT32, 1, 358031, 29, KGEN_REDUCE_MAX),
+                   pick(KGEN_FLOAT16, 631, 641, 97, KGEN_REDUCE_ARGMAX)}) {
+    INFO(s.v->name);
+    CHECK(s.p.tier != ReduceTier::slab);
+  }
+}
+
 TEST_CASE("a middle axis goes to the col tier, lanes across inner", "[reduce][selection][default-set]") {
   for (kgen_dtype_t d : kDtypes) {
     Picked s = pick(d, 64, 4096, 512);
@@ -196,10 +219,11 @@ TEST_CASE("a middle axis goes to the col tier, lanes across inner", "[reduce][se
     CHECK(s.p.tier == ReduceTier::col);
     CHECK(s.p.pack_size * elem(d) == 16);
     CHECK(int64_t{s.p.lanes} * s.p.pack_size <= 512);
-    // 64 outputs cannot fill an H100: the reduced axis is split too
+    // 64 outputs cannot fill an H100: the reduced axis is split too (in
+    // slabs where the inner run of 64 values is under 256 bytes)
     Picked few = pick(d, 1, 1 << 20, 64);
     INFO(few.v->name);
-    CHECK(few.p.tier == ReduceTier::col);
+    CHECK(few.p.tier == (64 * elem(d) < 256 ? ReduceTier::slab : ReduceTier::col));
     CHECK(few.plan.splits > 1);
     CHECK(few.plan.bytes > 0);
     // inner 3, 137: no wider pack divides it; it stays in the col tier at

@@ -114,6 +114,17 @@ inline Plan plan_cols(const Problem& p, int block, int pack, int fold, int lanes
   return finish_plan(pl, p);
 }
 
+// inner > 1, at most block / 2 packs of it: a block a slab (outer position),
+// block / (inner / pack) rows of it a pass; splits share a slab's rows.
+inline Plan plan_slab(const Problem& p, int block, int pack, int fold) {
+  Plan pl;
+  pl.width = p.inner;
+  pl.groups = p.outer;
+  const int64_t rows_a_pass = block / (p.inner / pack);
+  pl.splits = splits_for(pl.groups, p.reduce, rows_a_pass * fold, one_wave(p.device[0], block), 2);
+  return finish_plan(pl, p);
+}
+
 bool supports(const VariantInfo& v, const void* problem);
 Score heuristic(const VariantInfo& v, const void* problem);
 // The tuning bucket of a problem (runtime/src/tuning/bucket.hpp).

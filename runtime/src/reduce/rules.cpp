@@ -46,6 +46,8 @@ bool supports(const VariantInfo& v, const void* problem) {
   // rows: any length and element alignment (each row's aligned body in
   // packs, its head and tail element-wide; reduction.cuh cut_row, fold_few)
   if (row_tier(q.tier)) return true;
+  // a slab pass holds two rows or more
+  if (q.tier == Tier::slab && p.inner / q.pack_size > q.block_size / 2) return false;
   return p.inner % q.pack_size == 0 && aligned_to(p.x, int64_t{q.pack_size} * dtype_size(p.dtype));
 }
 
@@ -195,6 +197,35 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       s.key[4] = -std::abs(q.fold - 4) * 1024 + (q.block_size == 256);
       return s;
     }
+    case Tier::slab: {
+      // Busy eighths as the col tiles count theirs (rows of threads past a
+      // short axis idle), every sector used.  Above the col tiles and a
+      // thread an output pack where a row's inner run is under 256 bytes
+      // (their row segments straddle sectors, a warp's loads spread over
+      // rows a stride apart), half the threads or more are busy, a pass
+      // takes 4 rows or more, and a block's part of a slab is large: 32
+      // KB, or 64 KB when slabs split (their combine).  Below them
+      // otherwise.  H100 reduce sweeps, seeds 1-3: argmax over dim 1 of
+      // 1247x2237x10 float16 (44 KB slabs) 125 -> 49.5 us, of 8x1272973x3
+      // int32 (115 KB a block) 122 -> 75; lost on 812-byte slabs (amax
+      // over dim 3 of 79x5x10x7x29 float32 4.6 -> 26.9 us), on one pack a
+      // row (argmin over dim 3 of float16 923x3x2x929x8 71 -> 152), on
+      // 39 KB split parts (amax over dim 0 of 358031x29 int32 31.6 ->
+      // 40.3) and on passes of 2 rows (argmax over dim 1 of 631x641x97
+      // float16 77.5 -> 90.4).
+      const int64_t ipacks = p.inner / q.pack_size;
+      const int64_t rs = q.block_size / ipacks;
+      const int64_t splits = plan_slab(p, q.block_size, q.pack_size, q.fold).splits;
+      const int64_t per = div_up(p.reduce, splits);
+      const int64_t part_bytes = per * p.inner * dtype_size(p.dtype);
+      const bool narrow = p.inner * dtype_size(p.dtype) < 256;
+      const bool worth = ipacks >= 2 && rs >= 4 && part_bytes >= (splits > 1 ? 64 : 32) * int64_t{1024};
+      s.key[1] = (std::min(rs, per) * ipacks * 8 + q.block_size / 2) / q.block_size;
+      s.key[0] = narrow && worth && s.key[1] >= 4 ? 4 : 2;
+      s.key[2] = q.pack_size;
+      s.key[4] = -std::abs(q.fold * q.pack_size * dtype_size(p.dtype) - 32) * 1024 - std::abs(q.block_size - 256);
+      return s;
+    }
     case Tier::generic:
       s.key[0] = -1;
       return s;
@@ -207,6 +238,7 @@ Plan plan_for(const VariantInfo& v, const Problem& p) {
   switch (q.tier) {
     case Tier::split: return plan_rows(p, q.block_size, q.pack_size, q.fold, true);
     case Tier::col: return plan_cols(p, q.block_size, q.pack_size, q.fold, q.lanes);
+    case Tier::slab: return plan_slab(p, q.block_size, q.pack_size, q.fold);
     case Tier::generic:
       return p.inner == 1 ? plan_rows(p, q.block_size, q.pack_size, q.fold, true)
                           : plan_cols(p, q.block_size, q.pack_size, q.fold, q.lanes);

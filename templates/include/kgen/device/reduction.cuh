@@ -413,6 +413,127 @@ __global__ void __launch_bounds__(BLOCK)
   }
 }
 
+// ------------------------------------------------------- strided: slab tier
+// A narrow inner (ipacks = inner / P packs, at most BLOCK / 2): the slab of
+// one outer position, reduce x inner elements, lies back to back, so a block
+// reads a run of its rows in order.  Thread t takes inner pack t % ipacks of
+// rows t / ipacks, t / ipacks + RS, ... (RS = BLOCK / ipacks rows a pass):
+// each warp's loads are contiguous and every sector read is used, where a
+// col tile reads row segments of LANES x P elements a row's stride apart
+// (H200 sweep at 9f1eacf: argmin over dim 2 of 17x211x479x2x17 float32, an
+// inner of 136 bytes, 143 us in col tiles of 8 lanes, torch 82).  The RS
+// partials of a column fold in a fixed tree through shared memory; with
+// splits, a block takes a run of the slab's rows and the split protocol
+// combines a slab's partials in split order.
+// combine_splits at a run-time width (outputs e < width, at most BLOCK * P
+// of them): BLOCK / width groups of threads (at least 1) each fold a
+// contiguous run of splits, 8 loads in flight, then the first group folds
+// the groups' results in order.
+template <class R, int BLOCK, class Store>
+__device__ __forceinline__ void combine_splits_n(const typename R::Acc* slot, int splits, int width,
+                                                 typename R::Acc* part, Store&& store) {
+  using Acc = typename R::Acc;
+  constexpr int kInFlight = 8;
+  const int groups = width >= BLOCK ? 1 : BLOCK / width;
+  const int t = threadIdx.x, gy = t / width;
+  const int per = (splits + groups - 1) / groups;
+  for (int e = t % width; e < width && gy < groups; e += (width >= BLOCK ? BLOCK : width)) {
+    const int s_begin = gy * per, s_end = min(splits, s_begin + per);
+    Acc a = R::identity();
+    for (int s0 = s_begin; s0 < s_end; s0 += kInFlight) {
+      Acc v[kInFlight];
+#pragma unroll
+      for (int u = 0; u < kInFlight; ++u)
+        if (s0 + u < s_end) v[u] = load_cg(slot + int64_t{s0 + u} * width + e);
+#pragma unroll
+      for (int u = 0; u < kInFlight; ++u)
+        if (s0 + u < s_end) a = R::combine(a, v[u]);
+    }
+    if (groups == 1) store(e, a);
+    else part[gy * width + e] = a;
+  }
+  if (groups > 1) {
+    __syncthreads();
+    if (gy == 0) {
+      Acc a = part[t];
+      for (int g = 1; g < groups; ++g) a = R::combine(a, part[g * width + t]);
+      store(t, a);
+    }
+  }
+  __syncthreads();
+}
+
+template <class R, class T, int P, int U, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+    slab_kernel(const T* __restrict__ x, typename R::Out* __restrict__ out, int64_t outer, int64_t reduce,
+                int64_t inner, typename R::C scale, int splits, typename R::Acc* partials, unsigned* counters) {
+  using Acc = typename R::Acc;
+  __shared__ Acc part[BLOCK * P];
+  __shared__ bool last;
+  const int ipacks = static_cast<int>(inner / P);
+  const int rs = BLOCK / ipacks;  // rows a pass
+  const int t = threadIdx.x, c = t % ipacks, r0 = t / ipacks;
+  const bool active = r0 < rs;
+  const int64_t per = (reduce + splits - 1) / splits;
+  for (int64_t g = blockIdx.x; g < outer * splits; g += gridDim.x) {
+    const int64_t o = g / splits;
+    const int split = static_cast<int>(g - o * splits);
+    const int64_t r_begin = split * per;
+    const int64_t r_end = r_begin + per < reduce ? r_begin + per : reduce;
+    const T* base = x + o * reduce * inner + c * P;
+    Acc acc[P];
+#pragma unroll
+    for (int j = 0; j < P; ++j) acc[j] = R::identity();
+    if (active)
+      for (int64_t r = r_begin + r0; r < r_end; r += int64_t{rs} * U) {
+        Pack<T, P> v[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+          if (r + u * rs < r_end) v[u] = *reinterpret_cast<const Pack<T, P>*>(base + (r + u * rs) * inner);
+        tie_batch<R>(v, r_end < 0);  // as fold_packs
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+          if (r + u * rs < r_end)
+#pragma unroll
+            for (int j = 0; j < P; ++j) R::accumulate(acc[j], v[u].v[j], r + u * rs);
+      }
+    // fold the RS rows of threads: pairs h apart, h halving from the
+    // largest power of two below RS (a fixed order for every run)
+#pragma unroll
+    for (int j = 0; j < P; ++j) part[j * BLOCK + t] = acc[j];
+    __syncthreads();
+    int h = 1;
+    while (2 * h < rs) h *= 2;
+    for (; h > 0 && rs > 1; h /= 2) {
+      if (active && r0 < h && r0 + h < rs)
+#pragma unroll
+        for (int j = 0; j < P; ++j)
+          part[j * BLOCK + t] = R::combine(part[j * BLOCK + t], part[j * BLOCK + t + h * ipacks]);
+      __syncthreads();
+    }
+    if (splits == 1) {
+      if (t < ipacks)
+#pragma unroll
+        for (int j = 0; j < P; ++j) out[o * inner + c * P + j] = R::finish(part[j * BLOCK + t], scale);
+      __syncthreads();  // part is the next slab's
+      continue;
+    }
+    Acc* slot = partials + o * splits * inner;
+    if (t < ipacks)
+#pragma unroll
+      for (int j = 0; j < P; ++j) slot[int64_t{split} * inner + c * P + j] = part[j * BLOCK + t];
+    __threadfence();
+    __syncthreads();
+    if (t == 0) last = atomicAdd(counters + o, 1u) == static_cast<unsigned>(splits - 1);
+    __syncthreads();
+    if (!last) continue;
+    __threadfence();
+    combine_splits_n<R, BLOCK>(slot, splits, static_cast<int>(inner), part, [&](int e, const Acc& a) {
+      out[o * inner + e] = R::finish(a, scale);
+    });
+  }
+}
+
 // ------------------------------------------------------------ host launchers
 using kgen::reduce::Plan;
 using kgen::reduce::Problem;
@@ -545,6 +666,19 @@ cudaError_t launch_col_thread(const void* problem, cudaStream_t stream) {
         static_cast<const T*>(p.x), static_cast<typename R::Out*>(p.out), p.outer, p.reduce, p.inner,
         scale_of<R>(p));
     return cudaGetLastError();
+  });
+}
+
+template <class T, int P, int U, int BLOCK>
+cudaError_t launch_slab(const void* problem, cudaStream_t stream) {
+  const Problem& p = *static_cast<const Problem*>(problem);
+  const Plan pl = kgen::reduce::plan_slab(p, BLOCK, P, U);
+  const unsigned grid = capped_grid(pl.groups * pl.splits, 8 * kgen::reduce::one_wave(*p.device, BLOCK));
+  return with_workspace<T>(p, pl, stream, [&](auto r, auto* partials, unsigned* counters) {
+    using R = decltype(r);
+    slab_kernel<R, T, P, U, BLOCK><<<grid, BLOCK, 0, stream>>>(
+        static_cast<const T*>(p.x), static_cast<typename R::Out*>(p.out), p.outer, p.reduce, p.inner,
+        scale_of<R>(p), static_cast<int>(pl.splits), partials, counters);
   });
 }
 
