@@ -232,50 +232,47 @@ __global__ void __launch_bounds__(BLOCK)
 // (64, 4096, 512) float16: the per-column tree held sums at 83% of copy).
 constexpr int kColTreeBytes = 32 * 1024;
 
-// The last block's combine of a tile's split partials, slot[s * W + e] for
-// splits s and outputs e < W.  BLOCK / W groups of threads each fold a
-// contiguous run of splits, 8 loads in flight, and the first group folds
-// the groups' results in order: the order depends on (splits, BLOCK, W)
-// only, so results are the same on every run.  One thread folding every
-// split in turn is bound by L2 latency: 260 us for 1056 splits (H100,
-// argmin over dim 0 of 81531x16 bfloat16, against 12.6 us for torch).
-// part holds BLOCK accumulators; store(e, acc) takes each output.
-template <class R, int BLOCK, int W, class Store>
-__device__ __forceinline__ void combine_splits(const typename R::Acc* slot, int splits, typename R::Acc* part,
-                                               Store&& store) {
+// The last block's combine of a group's split partials, slot[s * width + e]
+// for splits s and outputs e < width (at most BLOCK * P of them).
+// BLOCK / width groups of threads (at least one) each fold a contiguous run
+// of splits, 8 loads in flight, and the first group folds the groups'
+// results in order: the order depends on (splits, BLOCK, width) only, so
+// results are the same on every run.  One thread folding every split in
+// turn is bound by L2 latency: 260 us for 1056 splits (H100, argmin over
+// dim 0 of 81531x16 bfloat16, against 12.6 us for torch).  part holds
+// BLOCK accumulators; store(e, acc) takes each output.
+template <class R, int BLOCK, class Store>
+__device__ __forceinline__ void combine_splits(const typename R::Acc* slot, int splits, int width,
+                                               typename R::Acc* part, Store&& store) {
   using Acc = typename R::Acc;
-  constexpr int kGroups = W >= BLOCK ? 1 : BLOCK / W;
   constexpr int kInFlight = 8;
-  const int t = threadIdx.x, gy = t / W;
-  const int per = (splits + kGroups - 1) / kGroups;
-  for (int e = t % W; e < W && gy < kGroups; e += (W >= BLOCK ? BLOCK : W)) {
+  const int groups = width >= BLOCK ? 1 : BLOCK / width;
+  const int t = threadIdx.x, gy = t / width;
+  const int per = (splits + groups - 1) / groups;
+  for (int e = t % width; e < width && gy < groups; e += (width >= BLOCK ? BLOCK : width)) {
     const int s_begin = gy * per, s_end = min(splits, s_begin + per);
     Acc a = R::identity();
     for (int s0 = s_begin; s0 < s_end; s0 += kInFlight) {
       Acc v[kInFlight];
 #pragma unroll
       for (int u = 0; u < kInFlight; ++u)
-        if (s0 + u < s_end) v[u] = load_cg(slot + int64_t{s0 + u} * W + e);
+        if (s0 + u < s_end) v[u] = load_cg(slot + int64_t{s0 + u} * width + e);
 #pragma unroll
       for (int u = 0; u < kInFlight; ++u)
         if (s0 + u < s_end) a = R::combine(a, v[u]);
     }
-    if constexpr (kGroups == 1) {
-      store(e, a);
-    } else {
-      part[gy * W + e] = a;
-    }
+    if (groups == 1) store(e, a);
+    else part[gy * width + e] = a;
   }
-  if constexpr (kGroups > 1) {
+  if (groups > 1) {
     __syncthreads();
     if (gy == 0) {
       Acc a = part[t];
-#pragma unroll
-      for (int g = 1; g < kGroups; ++g) a = R::combine(a, part[g * W + t]);
+      for (int g = 1; g < groups; ++g) a = R::combine(a, part[g * width + t]);
       store(t, a);
     }
-    __syncthreads();
   }
+  __syncthreads();
 }
 
 // Tile g of the outputs: outer index g / tiles, LANES x P consecutive inner
@@ -369,7 +366,7 @@ __global__ void __launch_bounds__(BLOCK)
     __syncthreads();
     if (!last) continue;
     __threadfence();
-    combine_splits<R, BLOCK, kWidth>(slot, splits, part, [&](int e, const Acc& a) {
+    combine_splits<R, BLOCK>(slot, splits, kWidth, part, [&](int e, const Acc& a) {
       const int64_t i = tile * kWidth + e;  // inner position
       if (i < inner) out[o * inner + i] = R::finish(a, scale);
     });
@@ -425,44 +422,6 @@ __global__ void __launch_bounds__(BLOCK)
 // partials of a column fold in a fixed tree through shared memory; with
 // splits, a block takes a run of the slab's rows and the split protocol
 // combines a slab's partials in split order.
-// combine_splits at a run-time width (outputs e < width, at most BLOCK * P
-// of them): BLOCK / width groups of threads (at least 1) each fold a
-// contiguous run of splits, 8 loads in flight, then the first group folds
-// the groups' results in order.
-template <class R, int BLOCK, class Store>
-__device__ __forceinline__ void combine_splits_n(const typename R::Acc* slot, int splits, int width,
-                                                 typename R::Acc* part, Store&& store) {
-  using Acc = typename R::Acc;
-  constexpr int kInFlight = 8;
-  const int groups = width >= BLOCK ? 1 : BLOCK / width;
-  const int t = threadIdx.x, gy = t / width;
-  const int per = (splits + groups - 1) / groups;
-  for (int e = t % width; e < width && gy < groups; e += (width >= BLOCK ? BLOCK : width)) {
-    const int s_begin = gy * per, s_end = min(splits, s_begin + per);
-    Acc a = R::identity();
-    for (int s0 = s_begin; s0 < s_end; s0 += kInFlight) {
-      Acc v[kInFlight];
-#pragma unroll
-      for (int u = 0; u < kInFlight; ++u)
-        if (s0 + u < s_end) v[u] = load_cg(slot + int64_t{s0 + u} * width + e);
-#pragma unroll
-      for (int u = 0; u < kInFlight; ++u)
-        if (s0 + u < s_end) a = R::combine(a, v[u]);
-    }
-    if (groups == 1) store(e, a);
-    else part[gy * width + e] = a;
-  }
-  if (groups > 1) {
-    __syncthreads();
-    if (gy == 0) {
-      Acc a = part[t];
-      for (int g = 1; g < groups; ++g) a = R::combine(a, part[g * width + t]);
-      store(t, a);
-    }
-  }
-  __syncthreads();
-}
-
 template <class R, class T, int P, int U, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
     slab_kernel(const T* __restrict__ x, typename R::Out* __restrict__ out, int64_t outer, int64_t reduce,
@@ -528,7 +487,7 @@ __global__ void __launch_bounds__(BLOCK)
     __syncthreads();
     if (!last) continue;
     __threadfence();
-    combine_splits_n<R, BLOCK>(slot, splits, static_cast<int>(inner), part, [&](int e, const Acc& a) {
+    combine_splits<R, BLOCK>(slot, splits, static_cast<int>(inner), part, [&](int e, const Acc& a) {
       out[o * inner + e] = R::finish(a, scale);
     });
   }
