@@ -2,8 +2,9 @@
 //
 // Capability: the row tiers need inner == 1 and take any row (its aligned
 // body in packs, head and tail in narrower loads: reduction.cuh cut_row);
-// the col tier needs inner > 1, a pack that divides inner and x aligned to
-// it.  Preference for rows: a group of lanes per row sized
+// the col, col_thread and slab tiers need inner > 1, a pack that divides
+// inner and x aligned to it (slab: at most half a block of packs of inner).
+// Preference for rows: a group of lanes per row sized
 // so that each lane loads about one batch (`fold` packs) of its row, as long
 // as rows x lanes keep the GPU busy; else a block per row when the rows fill
 // a wave of blocks; else the split tier, whose blocks share rows.  The
