@@ -80,6 +80,20 @@ __device__ __forceinline__ bool last_block_combines(typename R::Acc& acc, typena
   return true;
 }
 
+// The split protocol of a block whose partials are stored (any of its
+// threads): counts the block in for its group; true in every thread of the
+// group's last block to arrive, which then sees every block's partials.
+__device__ __forceinline__ bool arrived_last(unsigned* counter, int splits) {
+  __shared__ bool last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(counter, 1u) == static_cast<unsigned>(splits - 1);
+  __syncthreads();
+  if (!last) return false;
+  __threadfence();
+  return true;
+}
+
 // Ties a batch's U packs with `landed` so that ptxas issues all U loads
 // before the first combine: left to itself it issued the half types' max,
 // min and sum loads and float32's and float64's argmax loads a few at a
@@ -290,7 +304,6 @@ __global__ void __launch_bounds__(BLOCK)
   constexpr int kWidth = LANES * P;
   constexpr bool kVectorTree = BLOCK * P * sizeof(Acc) <= kColTreeBytes;
   __shared__ Acc part[kVectorTree ? BLOCK * P : BLOCK];
-  __shared__ bool last;
   const int t = threadIdx.x, tx = t % LANES, ty = t / LANES;
   const int64_t ipacks = inner / P;
   const int64_t tiles = (ipacks + LANES - 1) / LANES;
@@ -360,12 +373,7 @@ __global__ void __launch_bounds__(BLOCK)
     if (ty == 0)
 #pragma unroll
       for (int j = 0; j < P; ++j) slot[int64_t{blockIdx.y} * kWidth + tx * P + j] = acc[j];
-    __threadfence();
-    __syncthreads();
-    if (t == 0) last = atomicAdd(counters + g, 1u) == static_cast<unsigned>(splits - 1);
-    __syncthreads();
-    if (!last) continue;
-    __threadfence();
+    if (!arrived_last(counters + g, splits)) continue;
     combine_splits<R, BLOCK>(slot, splits, kWidth, part, [&](int e, const Acc& a) {
       const int64_t i = tile * kWidth + e;  // inner position
       if (i < inner) out[o * inner + i] = R::finish(a, scale);
@@ -428,7 +436,6 @@ __global__ void __launch_bounds__(BLOCK)
                 int64_t inner, typename R::C scale, int splits, typename R::Acc* partials, unsigned* counters) {
   using Acc = typename R::Acc;
   __shared__ Acc part[BLOCK * P];
-  __shared__ bool last;
   const int ipacks = static_cast<int>(inner / P);
   const int rs = BLOCK / ipacks;  // rows a pass
   const int t = threadIdx.x, c = t % ipacks, r0 = t / ipacks;
@@ -463,7 +470,7 @@ __global__ void __launch_bounds__(BLOCK)
     __syncthreads();
     int h = 1;
     while (2 * h < rs) h *= 2;
-    for (; h > 0 && rs > 1; h /= 2) {
+    for (; h > 0; h /= 2) {  // rs >= 2 (supports: ipacks <= BLOCK / 2)
       if (active && r0 < h && r0 + h < rs)
 #pragma unroll
         for (int j = 0; j < P; ++j)
@@ -481,12 +488,7 @@ __global__ void __launch_bounds__(BLOCK)
     if (t < ipacks)
 #pragma unroll
       for (int j = 0; j < P; ++j) slot[int64_t{split} * inner + c * P + j] = part[j * BLOCK + t];
-    __threadfence();
-    __syncthreads();
-    if (t == 0) last = atomicAdd(counters + o, 1u) == static_cast<unsigned>(splits - 1);
-    __syncthreads();
-    if (!last) continue;
-    __threadfence();
+    if (!arrived_last(counters + o, splits)) continue;
     combine_splits<R, BLOCK>(slot, splits, static_cast<int>(inner), part, [&](int e, const Acc& a) {
       out[o * inner + e] = R::finish(a, scale);
     });
