@@ -14,9 +14,9 @@
 // accesses.
 //
 // Reductions: warp shuffles, the block's warps through shared memory, then
-// for K > 1 each CTA's partial read by every CTA through distributed shared
-// memory, all in a fixed order, so every CTA holds bitwise the same result
-// and reruns give the same bits.
+// for K > 1 each CTA's partial pushed into every CTA's shared memory
+// (ClusterPush), all folded in a fixed order, so every CTA holds bitwise the
+// same result and reruns give the same bits.
 #pragma once
 
 #include <cooperative_groups.h>
@@ -328,29 +328,6 @@ __device__ __forceinline__ int cluster_rank() {
   return 0;
 }
 
-// `v` of the CTA of rank `rank` in this cluster (distributed shared memory).
-template <class V>
-__device__ __forceinline__ V cluster_read(V* v, int rank) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  return *cooperative_groups::this_cluster().map_shared_rank(v, rank);
-#else
-  return *v;
-#endif
-}
-
-// Cluster barrier halves (sm_90): arrive releases this thread's writes,
-// wait acquires every arrived thread's.
-__device__ __forceinline__ void cluster_arrive() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void cluster_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-#endif
-}
-
 template <class V, class Op>
 __device__ __forceinline__ V warp_all_reduce(V v, Op op) {
 #pragma unroll
@@ -358,38 +335,126 @@ __device__ __forceinline__ V warp_all_reduce(V v, Op op) {
   return v;
 }
 
+// The cluster's exchange of one partial a CTA (K > 1): each CTA pushes its
+// partial into slot `rank` of every CTA's `slots` (st.async), and a
+// transaction barrier in each CTA completes when all K have landed, so a
+// CTA waits only for the partials it needs and never for another CTA to
+// finish reading its own (no cluster barrier round trip, none at exit).
+// begin() arms the barrier once the kernel's loads are issued and leaves a
+// cluster barrier open (peers' barriers must be armed before a push) that
+// the exchange closes.  Against a cluster barrier, a read of each partial
+// through distributed shared memory and a barrier before exit: float32
+// rows of 131072 in clusters of 16, 82.5 -> 97.9% of copy on the H200 and
+// 94.3 -> 99.6% on the H100; half-type rows of 1M 72 -> 80% and 83 -> 91%
+// (bench/NOTES.md slice v7).
+template <class V, int K>
+struct ClusterPush {
+  static_assert(sizeof(V) % 4 == 0 && sizeof(V) <= 16, "a partial is 1-4 words");
+  __device__ __forceinline__ static V* slots() {
+    __shared__ alignas(16) V s[K];
+    return s;
+  }
+  __device__ __forceinline__ static uint64_t* bar() {
+    __shared__ alignas(8) uint64_t b;
+    return &b;
+  }
+  __device__ __forceinline__ static void begin() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    const unsigned b = static_cast<unsigned>(__cvta_generic_to_shared(bar()));
+    if (threadIdx.x == 0) {
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(b) : "memory");
+      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b),
+                   "r"(static_cast<unsigned>(K * sizeof(V)))
+                   : "memory");
+      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n");
+#endif
+  }
+  // Every thread: v (the same in every thread of this CTA) to every CTA's
+  // slot `rank`, pushed by lanes 0..K-1 of warp 0; returns the K slots
+  // folded by a warp's butterfly (lane r holding CTA r's), so every warp of
+  // every CTA gets the same bits.
+  template <class Op>
+  __device__ __forceinline__ static V exchange(V v, Op op, V identity) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    const int lane = threadIdx.x % 32;
+    asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
+    // read again here (volatile): one held from the kernel's start cost a
+    // register across the loads (4 bytes spilled at 64 registers)
+    unsigned rank;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+    const unsigned b = static_cast<unsigned>(__cvta_generic_to_shared(bar()));
+    if (threadIdx.x < K) {
+      const unsigned peer = threadIdx.x;
+      unsigned dst, rbar;
+      asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n"
+                   : "=r"(dst)
+                   : "r"(static_cast<unsigned>(__cvta_generic_to_shared(slots() + rank))), "r"(peer));
+      asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(rbar) : "r"(b), "r"(peer));
+      uint32_t w[4] = {0, 0, 0, 0};
+      memcpy(w, &v, sizeof(V));
+      if constexpr (sizeof(V) == 4) {
+        asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];\n" ::"r"(dst),
+                     "r"(w[0]), "r"(rbar)
+                     : "memory");
+      } else if constexpr (sizeof(V) == 8) {
+        asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.b32 [%0], {%1, %2}, [%3];\n" ::"r"(
+                         dst),
+                     "r"(w[0]), "r"(w[1]), "r"(rbar)
+                     : "memory");
+      } else {
+        static_assert(sizeof(V) == 16, "a partial of 1, 2 or 4 words");
+        asm volatile(
+            "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];\n" ::"r"(
+                dst),
+            "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]), "r"(rbar)
+            : "memory");
+      }
+    }
+    unsigned done = 0;
+    do {
+      asm volatile(
+          "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\n selp.u32 %0, 1, 0, p;\n}\n"
+          : "=r"(done)
+          : "r"(b)
+          : "memory");
+    } while (!done);
+    V c = lane < K ? slots()[lane] : identity;
+    return warp_all_reduce(c, op);
+#else
+    (void)op, (void)identity;
+    return v;
+#endif
+  }
+};
+
 // All-reduce of v over the row's K x B threads.  Every thread of every CTA
-// of the cluster calls it once; for K > 1 the kernel calls cluster_wait()
-// before it exits (the other CTAs read this one's partial until they have
-// arrived at the second barrier this leaves open).
+// of the cluster calls it once, and for K > 1 has called
+// ClusterPush<V, K>::begin() before.
 template <int B, int K, class V, class Op>
 __device__ __forceinline__ V slice_all_reduce(V v, Op op, V identity) {
   constexpr int kWarps = B / 32;
   __shared__ V partial[kWarps];
-  __shared__ V mine;   // this CTA's, read by the cluster
   __shared__ V total;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   v = warp_all_reduce(v, op);
   if (lane == 0) partial[warp] = v;
   __syncthreads();
-  if (warp == 0) {
+  if constexpr (K > 1) {
+    // every warp folds the block's partials alike (no second block barrier)
     V w = lane < kWarps ? partial[lane] : identity;
     w = warp_all_reduce(w, op);
-    if (lane == 0) (K == 1 ? total : mine) = w;
-  }
-  if constexpr (K > 1) {
-    cluster_arrive();
-    cluster_wait();
+    return ClusterPush<V, K>::exchange(w, op, identity);
+  } else {
     if (warp == 0) {
-      V c = identity;
-      if (lane < K) c = cluster_read(&mine, lane);
-      c = warp_all_reduce(c, op);
-      if (lane == 0) total = c;
+      V w = lane < kWarps ? partial[lane] : identity;
+      w = warp_all_reduce(w, op);
+      if (lane == 0) total = w;
     }
-    cluster_arrive();  // this CTA is done reading the others' partials
+    __syncthreads();
+    return total;
   }
-  __syncthreads();
-  return total;
 }
 
 // ------------------------------------------------------------ host helpers

@@ -301,6 +301,9 @@ __global__ void __launch_bounds__(B, rows::kSliceMinBlocks<B>) slice_kernel(cons
   // late, and float32 rows of 131072-262144 in clusters took 235-252 us
   // against 205-220 (H100, 256 MiB, same-GPU A/B).  The plain mode lost
   // 1-3% with it (half types 4 of 8 late there too, yet no slower).
+  // armed past the loads: at the kernel's start the plain mode spilled 4-8
+  // bytes (64 registers)
+  if constexpr (K > 1) rows::ClusterPush<Online<Cm>, K>::begin();
   if constexpr (LOG) rows::landed(v, cols < 0);
   const Cm e = s.edge >= 0 ? to_compute(xr[s.edge]) : neg_inf<Cm>();
   Online<Cm> st = online_start(e);
@@ -328,7 +331,6 @@ __global__ void __launch_bounds__(B, rows::kSliceMinBlocks<B>) slice_kernel(cons
     if (s.has<B>(i)) out(v[i], i);
   held.for_each(s, R, out);
   if (s.edge >= 0) yr[s.edge] = from_compute<T>(softmax_of<LOG>(e, st.m, ls));
-  if constexpr (K > 1) rows::cluster_wait();
 }
 
 // --------------------------------------------------------------- split tier

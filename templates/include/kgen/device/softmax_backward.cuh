@@ -186,6 +186,7 @@ __global__ void __launch_bounds__(B, rows::kSliceMinBlocks<B>) slice_kernel(cons
   if constexpr (K > 1 && !rows::kClusters) return;
   using Cm = compute_t<T>;
   constexpr int P = rows::kVec<T>;
+  if constexpr (K > 1) rows::ClusterPush<Cm, K>::begin();
   const int rank = rows::cluster_rank<K>();
   const int64_t off = blockIdx.x / K * cols;
   const rows::Slice s = rows::slice_of<T, B>(y + off, cols, rank, K);
@@ -220,7 +221,6 @@ __global__ void __launch_bounds__(B, rows::kSliceMinBlocks<B>) slice_kernel(cons
     rows::store_values(dx + off + s.col<B>(i, P), o, vec_dx);
   }
   if (s.edge >= 0) dx[off + s.edge] = from_compute<T>(grad<LOG>(ye, ge, sum));
-  if constexpr (K > 1) rows::cluster_wait();
 }
 
 // --------------------------------------------------------------- split tier
