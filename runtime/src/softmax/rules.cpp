@@ -226,21 +226,30 @@ Score slice_heuristic(const Params& q, const Problem& p) {
   s.key[2] = std::min<int64_t>(8, p.rows * sh.cluster * 8 / std::max(1, p.device->sm_count));
   // (small blocks below one of 128-512 threads that holds the row as well:
   // float32 log_softmax of 1999 102% in 128 x 16 values, 97% in 64 x 32)
-  // A block that holds the row first, except a half-type forward block of
-  // 1024 threads (4 packs a thread: rows of 32768 at 74-80% of copy on an
-  // H200, 93-96% in 512 x 8 packs; the backward's 1024 x 16 values hold
-  // rows of 16384 at 93-101%, clusters of 4 x 256 80-97%, both GPUs) and
-  // a float32 block with packs in shared memory (1024 x 64 values: rows of
-  // 65536 at 93% on an H100, clusters of 8 x 256 95-96%); and a CTA of more
-  // than 36 KB of x only when the rows come near filling the SMs: with
-  // fewer, a cluster's CTAs read the row in parallel (one row, H200 and H100 sweeps: float32 19439 (76 KB) 7.5 us
-  // in a block, 5.2 in a cluster of 4; float16 19487-28221 (39-56 KB)
-  // 6.1-6.5 against 5.6-5.8 in clusters of 2), while up to 33 KB one block
-  // stays faster (bfloat16 12277: 5.2 us against 6.0 in a cluster of 2;
-  // float32 8337: 5.4 against 5.8).
+  // A block that holds the row first, except a block of 1024 threads, and
+  // one with packs in shared memory that the row fills 7/8 or more of,
+  // where clusters now run faster (their partials pushed, bench/NOTES.md
+  // slice v7; kgen-bench --variants, 256 MiB, H200 / H100): float32 rows of
+  // 32768 in 1024 x 32 values 94.7-95.1% / 97.5-98.2% of copy, clusters
+  // 96.3-97.4% / 99.8-99.9% (20000 on the H200: 83-88% against 90-93%);
+  // half-type rows of 60000-65536 in 512 x 128 values (64 of them in
+  // shared memory) 89-92% / 95-96%, clusters 92-98% / 97-99%; the
+  // backward's half-type rows of 12289-16384 in 1024 x 16 83-95% /
+  // 101.2-101.5%, clusters 86-102% / 101.8-102%.  Under 7/8 the held block
+  // stays first: 8 packs a thread in clusters leave registers idle, and the
+  // H200 lost (rows of 40000: 73-76% against 87-96% in the block; 50257:
+  // 84-88% against 90-93%) where the H100 ran within 3% at 40000 and 4%
+  // faster at 50257 (99% against 95%).
+  // A CTA of more than 36 KB of x only when the rows come near filling the
+  // SMs: with fewer, a cluster's CTAs read the row in parallel (one row,
+  // H200 and H100 sweeps: float32 19439 (76 KB) 7.5 us in a block, 5.2 in
+  // a cluster of 4; float16 19487-28221 (39-56 KB) 6.1-6.5 against 5.6-5.8
+  // in clusters of 2), while up to 33 KB one block stays faster (bfloat16
+  // 12277: 5.2 us against 6.0 in a cluster of 2; float32 8337: 5.4 against
+  // 5.8).
   const bool big_cta = sh.packs_per_cta(p) * 16 > 36 * 1024 && p.rows * 2 < p.device->sm_count;
   const bool block_first =
-      sh.cluster == 1 && (size == 2 && !bwd ? sh.block < 1024 : sh.held() == 0) && !big_cta;
+      sh.cluster == 1 && sh.block < 1024 && (sh.held() == 0 || per * 8 < cap * 7) && !big_cta;
   s.key[3] = small_block ? 1 : block_first ? 2 : sh.block < 1024 ? 1 : 0;
   // Half-type forward rows that fill under 5/8 of the block of 32 values a
   // thread that would hold them (rows of 4097-5119 in 256 threads, of
