@@ -297,13 +297,13 @@ __global__ void __launch_bounds__(B, rows::kSliceMinBlocks<B>) slice_kernel(cons
 #pragma unroll
   for (int i = 0; i < R; ++i)
     v[i] = s.has<B>(i) ? rows::load_raw(xr + s.col<B>(i, P), true) : rows::raw_fill(rows::raw_neg_inf<T>());
+  // the cluster's exchange armed past the loads: at the kernel's start the
+  // plain mode spilled 4-8 bytes (64 registers)
+  if constexpr (K > 1) rows::ClusterPush<Online<Cm>, K>::begin();
   // The log mode's loads all issued first (rows::landed): 3-4 of 8 went out
   // late, and float32 rows of 131072-262144 in clusters took 235-252 us
   // against 205-220 (H100, 256 MiB, same-GPU A/B).  The plain mode lost
   // 1-3% with it (half types 4 of 8 late there too, yet no slower).
-  // armed past the loads: at the kernel's start the plain mode spilled 4-8
-  // bytes (64 registers)
-  if constexpr (K > 1) rows::ClusterPush<Online<Cm>, K>::begin();
   if constexpr (LOG) rows::landed(v, cols < 0);
   const Cm e = s.edge >= 0 ? to_compute(xr[s.edge]) : neg_inf<Cm>();
   Online<Cm> st = online_start(e);
