@@ -231,13 +231,13 @@ Score slice_heuristic(const Params& q, const Problem& p) {
   // where clusters now run faster (their partials pushed, bench/NOTES.md
   // slice v7; kgen-bench --variants, 256 MiB, H200 / H100): float32 rows of
   // 32768 in 1024 x 32 values 94.7-95.1% / 97.5-98.2% of copy, clusters
-  // 96.3-97.4% / 99.8-99.9% (20000 on the H200: 83-88% against 90-93%);
+  // 96.3-97.4% / 99.8-99.9% (20000 on the H200: 83-88% against 90-95%);
   // half-type rows of 60000-65536 in 512 x 128 values (64 of them in
   // shared memory) 89-92% / 95-96%, clusters 92-98% / 97-99%; the
   // backward's half-type rows of 12289-16384 in 1024 x 16 83-95% /
   // 101.2-101.5%, clusters 86-102% / 101.8-102%.  Under 7/8 the held block
   // stays first: 8 packs a thread in clusters leave registers idle, and the
-  // H200 lost (rows of 40000: 73-76% against 87-96% in the block; 50257:
+  // H200 lost (rows of 40000: 73-77% against 87-96% in the block; 50257:
   // 84-88% against 90-93%) where the H100 ran within 3% at 40000 and 4%
   // faster at 50257 (99% against 95%).
   // A CTA of more than 36 KB of x only when the rows come near filling the
