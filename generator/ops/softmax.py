@@ -34,6 +34,9 @@ other lanes and the block's warps split the axis.
                     the axis.
   strided_uncached  two passes over global memory (online max and sum); any
                     axis length.
+  column            short axes (up to `axis_per_thread`): a thread owns
+                    `cols_per_thread` columns, a pack at a time, packs a
+                    block apart, and the whole axis of each in registers.
   tile              (as above) whole (axis x inner) slabs of short axes
                     over an inner extent no 16-byte pack divides.
   split             (as above) a long axis over a few columns (inner
@@ -195,6 +198,45 @@ def strided_uncached_default(d, p):
     """Two lanes a column pack (the most threads along the axis: few columns,
     long axes such as (8, 8192, 64)) in 8-byte packs."""
     return p["pack_size"] == max(1, max_pack(d) // 2) and p["col_lanes"] == 2
+
+
+# The column tier: the axis positions a variant holds (A) and the columns a
+# thread owns (C, C / P packs); A x C values a thread in registers, at most
+# 32 forward and 16 backward (y and dy), half that for float64.  The default
+# level: packs of 1 (odd or misaligned inner) up to 16 bytes, one pack a
+# thread (small tensors: a thread's exps and stores one after another are
+# the kernel's time, H200 softmax sweeps: tensors of a few KB 3.5-3.8 us in
+# the register tile, 4.3-4.9 at 8 packs a thread) and the packs that reach
+# the value budget.
+COLUMN_AXES = (2, 4, 8, 16)
+COLUMN_COLS = (1, 2, 4, 8, 16, 32)
+
+
+def column_budget(d, backward):
+    return (16 if backward else 32) // (2 if d.short == "f64" else 1)
+
+
+def column_valid(backward):
+    def valid(d, p, arches):
+        c, pk = p["cols_per_thread"], p["pack_size"]
+        return c % pk == 0 and c * p["axis_per_thread"] <= column_budget(d, backward)
+    return valid
+
+
+def column_default(backward):
+    def in_default(d, p):
+        a, c, pk = p["axis_per_thread"], p["cols_per_thread"], p["pack_size"]
+        return (d.short != "f64" and a in (4, 8, 16) and
+                c in (pk, max(pk, column_budget(d, backward) // a)))
+    return in_default
+
+
+def column_tier(backward):
+    return Tier(name="column", template="softmax_column.cu.j2",
+                params=(Param("pack_size", "p", packs),
+                        Param("cols_per_thread", "c", lambda d: COLUMN_COLS),
+                        Param("axis_per_thread", "a", lambda d: COLUMN_AXES)),
+                valid=column_valid(backward), in_default=column_default(backward))
 
 
 # ---------------------------------------------------------- block and cluster
@@ -382,6 +424,7 @@ TIERS = (
         params=(Param("pack_size", "p", packs), Param("col_lanes", "l", lambda d: LANES)),
         in_default=strided_uncached_default,
     ),
+    column_tier(backward=False),
     Tier(
         name="generic",
         template="softmax_generic.cu.j2",

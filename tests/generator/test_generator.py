@@ -65,6 +65,8 @@ def test_names_encode_params_canonically(op):
             assert parts == [f"p{p['pack_size']}", f"l{p['col_lanes']}", f"a{p['axis_per_thread']}"]
         if v.tier.name == "strided_uncached":
             assert parts == [f"p{p['pack_size']}", f"l{p['col_lanes']}"]
+        if v.tier.name == "column":
+            assert parts == [f"p{p['pack_size']}", f"c{p['cols_per_thread']}", f"a{p['axis_per_thread']}"]
         if v.generic:
             assert parts == []
 
@@ -106,6 +108,10 @@ def test_constraints_hold_for_every_variant():
             assert 32 % p["col_lanes"] == 0
         if v.tier.name == "strided":
             assert p["axis_per_thread"] * p["pack_size"] <= softmax.max_cols_per_thread(v.dtype)
+        if v.tier.name == "column":
+            # whole packs a thread; the axis and its columns in the register budget
+            assert p["cols_per_thread"] % p["pack_size"] == 0
+            assert p["axis_per_thread"] * p["cols_per_thread"] <= (16 if v.dtype.short == "f64" else 32)
 
 
 def test_kernel_filter_keeps_generic_variants():

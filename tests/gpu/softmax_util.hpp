@@ -75,7 +75,7 @@ inline BackwardCase backward_case(kgen_dtype_t d, int64_t outer, int64_t axis, i
 }
 
 // The tiers of the softmax and softmax_backward families (one parameter space).
-enum class Tier { warp, smem, uncached, block, cluster, split, tile, strided, strided_uncached, generic };
+enum class Tier { warp, smem, uncached, block, cluster, split, tile, strided, strided_uncached, column, generic };
 
 struct VariantFacts {
   const char* name;
@@ -90,6 +90,8 @@ struct VariantFacts {
     return tier == Tier::warp || tier == Tier::smem || tier == Tier::uncached || tier == Tier::block ||
            tier == Tier::cluster;
   }
+  // the tiers of a dim that is not the last only (no fused mask)
+  bool strided() const { return tier == Tier::strided || tier == Tier::strided_uncached || tier == Tier::column; }
   // the longest row of a warp-tier variant
   int64_t warp_reach() const { return int64_t{cols_per_thread} * group_width; }
   // the longest axis of a strided (register) variant: a block of up to
@@ -113,6 +115,7 @@ VariantFacts facts_of(const kgen::VariantInfo* v) {
     case T::tile: tier = Tier::tile; break;
     case T::strided: tier = Tier::strided; break;
     case T::strided_uncached: tier = Tier::strided_uncached; break;
+    case T::column: tier = Tier::column; break;
     case T::generic: tier = Tier::generic; break;
   }
   return {v->name,       tier,      p.pack_size,   p.cols_per_thread,
@@ -199,6 +202,14 @@ inline std::vector<DimCase> dim_cases(kgen::Family f, kgen_dtype_t d) {
   // rows at every warp variant's reach (the last dim: inner 1)
   for (int64_t reach : warp_reaches(f, d)) add(oai_case(3, reach, 1));
   for (const VariantFacts& v : family_variants(f, d)) {
+    if (v.tier == Tier::column) {
+      // the whole axis a thread holds, a partial last tile crossing an outer
+      // position; an axis under it over packs of odd count
+      const int64_t per_tile = int64_t{v.cols_per_thread} * kgen::softmax::kColumnBlock;
+      add(oai_case(2, v.axis_per_thread, per_tile + v.pack_size));
+      add(oai_case(3, v.axis_per_thread / 2 + 1, int64_t{v.pack_size} * 5));
+      continue;
+    }
     if (v.tier != Tier::strided) continue;
     const int64_t inner = int64_t{v.pack_size} * (v.col_lanes + 1);
     add(oai_case(1, v.strided_reach(), inner));

@@ -143,7 +143,7 @@ TEST_CASE("softmax_backward in place (dx == dy and dx == y) for every variant",
   for (kgen_dtype_t d : kDtypes) {
     for (const DimCase& c : {oai_case(37, 32, 1), oai_case(5, 1000, 1), oai_case(3, 8192, 1),
                              oai_case(2, 100000, 1), oai_case(3, 257, 24), oai_case(4, 3000, 8),
-                             oai_case(5, 33, 17)}) {
+                             oai_case(5, 33, 17), oai_case(4, 3, 1037)}) {
       for (int log = 0; log < 2; ++log) {
         const Case want = backward_case(d, c.outer, c.axis, c.inner, log);
         DeviceBuffer y(want.y.bytes.size()), dy(want.dy.bytes.size());

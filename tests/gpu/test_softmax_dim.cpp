@@ -137,7 +137,7 @@ TEST_CASE("the last dim through kgen_softmax_dim matches kgen_softmax_variant",
 TEST_CASE("softmax over a dim in place (x == y) for every variant", "[softmax_dim][inplace]") {
   for (kgen_dtype_t d : kDtypes) {
     for (const DimCase& c : {oai_case(3, 257, 24), oai_case(2, 64, 1000), oai_case(4, 3000, 8),
-                             oai_case(5, 33, 17), oai_case(17, 512, 1)}) {
+                             oai_case(5, 33, 17), oai_case(17, 512, 1), oai_case(4, 3, 1037)}) {
       HostTensor x = random_tensor(d, c.size());
       const std::vector<double> want[2] = {softmax_reference(values(x), c.outer, c.axis, c.inner, false),
                                            softmax_reference(values(x), c.outer, c.axis, c.inner, true)};
@@ -161,7 +161,7 @@ TEST_CASE("misaligned pointers over a dim are handled by automatic selection",
           "[softmax_dim][alignment]") {
   for (kgen_dtype_t d : kDtypes) {
     const int e = elem_size(d);
-    for (const DimCase& c : {oai_case(3, 100, 64), oai_case(2, 3000, 16), oai_case(4, 9, 1024)}) {
+    for (const DimCase& c : {oai_case(3, 100, 64), oai_case(2, 3000, 16), oai_case(4, 9, 1024), oai_case(3, 5, 301)}) {
       HostTensor x = random_tensor(d, c.size());
       const std::vector<double> want = softmax_reference(values(x), c.outer, c.axis, c.inner, false);
       DeviceBuffer dx(x.bytes.size() + 64), dy(x.bytes.size() + 64);
@@ -188,6 +188,15 @@ TEST_CASE("the selected variant over a dim can run the problem", "[softmax_dim][
       const VariantFacts v = find_facts(kgen::Family::softmax, name);
       INFO(name << " for " << c.text);
       CHECK((c.inner == 1 || !v.row()));
+    }
+    // a short axis over any inner: a thread a column pack (the default
+    // level compiles no float64 column variant)
+    for (const DimCase& c : {oai_case(1, 3, 2049), oai_case(5, 16, 64)}) {
+      if (d == KGEN_FLOAT64) break;
+      const char* name = nullptr;
+      KGEN_REQUIRE(kgen_softmax_dim_selected(0, d, c.outer, c.axis, c.inner, x.ptr, y.ptr, &name));
+      INFO(name << " for " << c.text);
+      CHECK(find_facts(kgen::Family::softmax, name).tier == Tier::column);
     }
     const char* name = nullptr;
     KGEN_REQUIRE(kgen_softmax_dim_selected(1, d, 0, 7, 5, x.ptr, y.ptr, &name));
@@ -289,4 +298,60 @@ TEST_CASE("softmax over a middle dim past 2^31 elements (int64 indexing)", "[sof
         check_matches(got, want, tolerance(KGEN_FLOAT16));
       }
   }
+}
+
+TEST_CASE("a short axis past 2^31 column packs in the column tier (int64 offsets)", "[softmax_dim][huge]") {
+  // (1, 2, 2^31 + 1) float16: an odd inner extent, so pack 1 and more packs
+  // than an int32 holds (the column tier's offsets by int64 division there)
+  const int64_t axis = 2, inner = (int64_t{1} << 31) + 1, period = 4096;
+  const size_t row_bytes = static_cast<size_t>(inner) * 2, bytes = axis * row_bytes;
+  size_t free_bytes = 0, total = 0;
+  CUDA_REQUIRE(cudaMemGetInfo(&free_bytes, &total));
+  if (free_bytes < 2 * bytes + (size_t{1} << 30)) {
+    WARN("skipped: needs " << 2 * bytes / (1 << 20) << " MiB of device memory");
+    return;
+  }
+  // x[a, i] = tile[a, i % period], filled by doubling copies within each row
+  const HostTensor tile = random_tensor(KGEN_FLOAT16, static_cast<size_t>(axis * period));
+  DeviceBuffer x(bytes), y(bytes);
+  for (int64_t a = 0; a < axis; ++a) {
+    char* row = x.at<char>(a * row_bytes);
+    CUDA_REQUIRE(cudaMemcpy(row, tile.bytes.data() + a * period * 2, period * 2, cudaMemcpyHostToDevice));
+    for (int64_t filled = period; filled < inner;) {
+      const int64_t n = std::min(filled, inner - filled);
+      CUDA_REQUIRE(cudaMemcpy(row + filled * 2, row, n * 2, cudaMemcpyDeviceToDevice));
+      filled += n;
+    }
+  }
+  std::vector<const char*> names = {nullptr};
+  for (const VariantFacts& v : family_variants(kgen::Family::softmax, KGEN_FLOAT16))
+    if (v.tier == Tier::column && v.pack_size == 1) names.push_back(v.name);
+  int ran = 0;
+  for (const char* name : names)
+    for (int log = 0; log < 2; ++log) {
+      poison(y.ptr, bytes, nullptr, kOutsideByte);
+      const kgen_status_t st =
+          kgen_softmax_dim_variant(name, log, KGEN_FLOAT16, 1, axis, inner, x.ptr, y.ptr, nullptr);
+      if (st == KGEN_ERROR_UNSUPPORTED && name) continue;
+      INFO((name ? name : "auto") << " log=" << log << ": " << kgen_last_error());
+      REQUIRE(st == KGEN_OK);
+      CUDA_REQUIRE(cudaDeviceSynchronize());
+      ++ran;
+      // windows at the start, past 2^31 / 2 and at the end of each row
+      for (int64_t start : {int64_t{0}, inner / 2 - 7, inner - 3 * period})
+        for (int64_t a = 0; a < axis; ++a) {
+          const int64_t len = start == 0 ? period : 3 * period;
+          std::vector<double> want(static_cast<size_t>(len));
+          for (int64_t k = 0; k < len; ++k) {
+            const int64_t c = (start + k) % period;
+            const double v0 = tile.get(c), v1 = tile.get(period + c), mx = std::max(v0, v1);
+            const double s = std::exp(v0 - mx) + std::exp(v1 - mx), v = a == 0 ? v0 : v1;
+            want[static_cast<size_t>(k)] = log ? v - mx - std::log(s) : std::exp(v - mx) / s;
+          }
+          INFO("a=" << a << " columns from " << start);
+          check_matches(download(y, KGEN_FLOAT16, static_cast<size_t>(len), a * row_bytes + start * 2), want,
+                        tolerance(KGEN_FLOAT16));
+        }
+    }
+  CHECK(ran >= 2 + 2 * 3);  // selection and the pack-1 column variants of the default level, both modes
 }

@@ -200,7 +200,7 @@ TEST_CASE("every masked softmax variant matches the float64 reference", "[softma
           if (run_and_check(v.name, d, s, cfg, b, c)) {
             runs[v.name]++;
             INFO(v.name);
-            CHECK((v.tier != Tier::strided && v.tier != Tier::strided_uncached));
+            CHECK(!v.strided());
             CHECK((v.tier != Tier::block && v.tier != Tier::cluster && v.tier != Tier::split &&
                    v.tier != Tier::tile));  // no fused mask
           }
@@ -209,7 +209,7 @@ TEST_CASE("every masked softmax variant matches the float64 reference", "[softma
     }
     // every row-tier variant that fuses the mask, and the generic one, ran somewhere
     for (const VariantFacts& v : variants) {
-      if (v.tier == Tier::strided || v.tier == Tier::strided_uncached || v.tier == Tier::block ||
+      if (v.strided() || v.tier == Tier::block ||
           v.tier == Tier::cluster || v.tier == Tier::split || v.tier == Tier::tile)
         continue;
       INFO(v.name);
@@ -236,7 +236,7 @@ TEST_CASE("kgen_softmax_masked selects a variant that runs the problem", "[softm
         REQUIRE(name != nullptr);
         const VariantFacts v = find_facts(kgen::Family::softmax, name);
         INFO(name);
-        CHECK((v.tier != Tier::strided && v.tier != Tier::strided_uncached));
+        CHECK(!v.strided());
       }
     }
   }

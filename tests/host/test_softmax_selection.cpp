@@ -268,9 +268,12 @@ TEST_CASE("odd rows of 3-40 values and odd slabs of short axes go to the tile ti
     for (int64_t cols : {2, 65, 333}) CHECK(pick_dim(d, 2000000, cols, 1, 0).tier != SoftmaxTier::tile);
     CHECK(pick_dim(d, 100, 29, 1, 0).tier == SoftmaxTier::warp);
     if (elem(d) == 2) CHECK(pick_dim(d, 20681, 43, 1, elem(d)).tier == SoftmaxTier::warp);  // 3.3 tiles an SM
-    // a short axis over an odd inner extent; an aligned one keeps the strided tile
-    CHECK(pick_dim(d, 8192, 3, 281, 0).tier == SoftmaxTier::tile);
-    CHECK(pick_dim(d, 8192, 3, 256, 0).tier == SoftmaxTier::strided);
+    // a short axis over an odd inner extent or an aligned one: a thread a
+    // column (float64, which the default level gives no column variant:
+    // the tile and the strided tile)
+    const bool f64 = elem(d) == 8;
+    CHECK(pick_dim(d, 8192, 3, 281, 0).tier == (f64 ? SoftmaxTier::tile : SoftmaxTier::column));
+    CHECK(pick_dim(d, 8192, 3, 256, 0).tier == (f64 ? SoftmaxTier::strided : SoftmaxTier::column));
   }
 }
 
@@ -339,7 +342,8 @@ TEST_CASE("supports() decides capability from extents and alignment", "[selectio
   for (const kgen::VariantInfo* v : kgen::Registry::of(kgen::Family::softmax, KGEN_FLOAT32)) {
     const auto& p = *static_cast<const SoftmaxParams*>(v->params);
     INFO(v->name);
-    if (p.tier == SoftmaxTier::strided || p.tier == SoftmaxTier::strided_uncached) continue;  // below
+    if (p.tier == SoftmaxTier::strided || p.tier == SoftmaxTier::strided_uncached || p.tier == SoftmaxTier::column)
+      continue;  // below
     for (int64_t cols : {1, 3, 4, 32, 33, 1024, 1025, 70000}) {
       kgen::softmax::Problem prob{KGEN_FLOAT32, false, 7, cols, addr(0), const_cast<void*>(addr(64)), &dev};
       if (p.tier == SoftmaxTier::block || p.tier == SoftmaxTier::cluster) {
@@ -436,9 +440,9 @@ Params params_of(const kgen::VariantInfo* v) {
 
 }  // namespace
 
-TEST_CASE("short-axis slabs: the tile where no wide strided pack fits, segments forward for 2-byte types",
+TEST_CASE("short-axis slabs: a thread a column up to an axis of 16, the tile past it over an odd inner",
           "[selection][default-set]") {
-  // H100, kgen-bench softmax_dim (bench/NOTES.md tile v2)
+  // H100, kgen-bench softmax_dim (bench/NOTES.md tile v2); H200 (column v1)
   const kgen::DeviceInfo dev = h100();
   auto pick_slab = [&](kgen_dtype_t d, int64_t outer, int64_t axis, int64_t inner, bool bwd) {
     kgen::softmax::Problem prob = dim_problem(d, outer, axis, inner, bwd, dev);
@@ -459,17 +463,24 @@ TEST_CASE("short-axis slabs: the tile where no wide strided pack fits, segments 
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16}) {
     INFO(elem(d));
     for (bool bwd : {false, true}) {
-      // an odd inner extent: whole slabs in the tile, both directions
-      CHECK(pick_slab(d, 8192, 3, 281, bwd).first.tier == SoftmaxTier::tile);
-      // 8-byte packs along inner: the strided tier forward, and for float32
-      // (16-byte packs) backward too; the half types' backward has no
-      // 8-byte strided variant and takes the tile
-      const bool tile = bwd && elem(d) == 2;
-      CHECK((pick_slab(d, 16320, 3, 860, bwd).first.tier == SoftmaxTier::tile) == tile);
-      // slabs past a tile: segments forward for the 2-byte types only
-      const auto seg = pick_slab(d, 16, 5, 838861, bwd);
-      CHECK((seg.first.tier == SoftmaxTier::tile) == (!bwd && elem(d) == 2));
-      if (seg.first.tier == SoftmaxTier::tile) CHECK(seg.second.width > 0);
+      // an axis of at most 16, odd inner or aligned: a thread a column,
+      // both directions, at the widest pack inner takes (bench/NOTES.md
+      // column v1); 8-byte packs for the half types' (3, 860)
+      for (auto [outer, axis, inner] : {std::tuple<int64_t, int64_t, int64_t>{8192, 3, 281}, {16320, 3, 860},
+                                        {16, 5, 838861}}) {
+        const SoftmaxParams q = pick_slab(d, outer, axis, inner, bwd).first;
+        CHECK(q.tier == SoftmaxTier::column);
+        CHECK(q.pack_size == (inner == 860 ? 4 : 1));
+        CHECK(axis <= q.axis_per_thread);
+      }
+      // a longer axis over a short odd inner: whole slabs in the tile
+      CHECK(pick_slab(d, 100000, 20, 7, bwd).first.tier == SoftmaxTier::tile);
+      // an inner extent of under 16 bytes: a warp's column loads would
+      // scatter over 32 outer positions
+      CHECK(pick_slab(d, 34304, 9, 2, bwd).first.tier != SoftmaxTier::column);
+      // a short inner extent that a wider pack than the column variants'
+      // divides keeps that pack (the half types' 16-byte packs over an axis of 5)
+      if (elem(d) == 2) CHECK(pick_slab(d, 11509, 5, 16, bwd).first.tier != SoftmaxTier::column);
     }
   }
 }
@@ -566,6 +577,8 @@ TEST_CASE("a short axis over a wide inner takes a warp across 32 columns or the 
               int64_t{p.block_size} * p.cols_per_thread + 16 / elem(sh.d));
       else if (p.tier == SoftmaxTier::strided || p.tier == SoftmaxTier::strided_uncached)
         CHECK(p.col_lanes * p.pack_size >= 32);
+      else if (p.tier == SoftmaxTier::column)  // a thread a column, the whole axis
+        CHECK(sh.axis <= p.axis_per_thread);
       else
         CHECK(p.tier == SoftmaxTier::generic);
     }
@@ -578,9 +591,10 @@ TEST_CASE("strided supports(): inner packs, alignment, the tile's axis reach, no
   for (const kgen::VariantInfo* v : kgen::Registry::of(kgen::Family::softmax, KGEN_FLOAT32)) {
     const auto p = params_of<SoftmaxParams>(v);
     INFO(v->name);
-    const bool strided = p.tier == SoftmaxTier::strided || p.tier == SoftmaxTier::strided_uncached;
+    const bool strided = p.tier == SoftmaxTier::strided || p.tier == SoftmaxTier::strided_uncached ||
+                         p.tier == SoftmaxTier::column;
     for (int64_t inner : {1, 2, 3, 8, 4096})
-      for (int64_t axis : {1, 100, 1024, 5000}) {
+      for (int64_t axis : {1, 3, 16, 100, 1024, 5000}) {
         kgen::softmax::Problem prob = dim_problem(KGEN_FLOAT32, 5, axis, inner, false, dev);
         bool expected;
         if (p.tier == SoftmaxTier::generic) {
@@ -602,6 +616,7 @@ TEST_CASE("strided supports(): inner packs, alignment, the tile's axis reach, no
           expected = inner % p.pack_size == 0;
           if (p.tier == SoftmaxTier::strided)
             expected = expected && axis <= kgen::softmax::strided_reach(p.col_lanes, p.axis_per_thread, false);
+          if (p.tier == SoftmaxTier::column) expected = expected && axis <= p.axis_per_thread;
         }
         CHECK(v->supports(*v, &prob) == expected);
         kgen::softmax::Problem masked = prob;

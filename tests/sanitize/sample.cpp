@@ -297,6 +297,11 @@ std::vector<SoftmaxSpec> softmax_specs(const SoftmaxKnobs& k, bool backward, int
       specs.push_back({3, std::min(reach, per + 3), p * 3, 1, 0});
       break;
     }
+    case SoftmaxTier::column:
+      // the whole axis, a partial tile past an outer position; a shorter axis
+      specs.push_back({2, k.axis_per_thread, k.cols_per_thread * kgen::softmax::kColumnBlock + p, 0, 0});
+      specs.push_back({3, k.axis_per_thread / 2 + 1, p * 5, 1, 0});
+      break;
     case SoftmaxTier::strided_uncached:
       specs.push_back({2, 1537, p * (k.col_lanes + 1), 0, 0});
       specs.push_back({3, 33, p * 2, 1, 0});

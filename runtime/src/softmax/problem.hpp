@@ -93,6 +93,9 @@ inline int strided_warps(const Problem& p, int col_lanes, int axis_per_thread) {
   return static_cast<int>((p.cols + per - 1) / per);
 }
 
+// The column tier's block (threads), a pack a thread each of its columns.
+constexpr int kColumnBlock = 128;
+
 // The split tier: a row (or an axis x inner slab) cut into this
 // many chunks, a CTA each, so that the rows fill one wave of `block`-thread
 // CTAs, with at least 16 bytes a thread.  Each CTA leaves a partial of at

@@ -97,7 +97,7 @@ bool supports_as(const VariantInfo& v, const Problem& p) {
   if (q.tier == Tier::tile)
     return !p.mask && tile_fits(p, int64_t{q.block_size} * q.cols_per_thread, dtype_size(p.dtype));
   const int64_t pack_bytes = int64_t{q.pack_size} * dtype_size(p.dtype);
-  const bool strided = q.tier == Tier::strided || q.tier == Tier::strided_uncached;
+  const bool strided = q.tier == Tier::strided || q.tier == Tier::strided_uncached || q.tier == Tier::column;
   if (strided) {
     // a column pack never straddles two outer positions; no fused mask
     if (p.mask || p.inner % q.pack_size != 0 || !aligned_all(p, pack_bytes)) return false;
@@ -120,6 +120,8 @@ bool supports_as(const VariantInfo& v, const Problem& p) {
     }
     case Tier::strided:
       return p.cols <= strided_reach(q.col_lanes, q.axis_per_thread, backward(p));
+    case Tier::column:
+      return p.cols <= q.axis_per_thread;
     case Tier::uncached:
     case Tier::strided_uncached:
     case Tier::generic:
@@ -391,6 +393,52 @@ Score tile_heuristic(const Params& q, const Problem& p) {
   return s;
 }
 
+// A short axis over inner > 1: a thread a column pack, the axis in its
+// registers (softmax_strided.cuh column_kernel), above the register tile,
+// the tile and the split.  H200, kgen-bench softmax_dim on tensors of
+// 26-512 MiB against the previous pick (bench/NOTES.md column v1): odd
+// inner extents 0.55-0.90x the time forward ((1, 3, 22369621) float16 42%
+// -> 75% of copy, (4096, 16, 1025) float32 56% -> 83%), 0.49-0.99x
+// backward; aligned ones 0.76-1.01x forward ((16320, 3, 860) bfloat16 77%
+// -> 100%, float32 100% -> 99%).  The backward's column variants
+// hold 16 values a thread, so the half types' 16-byte packs stop at an
+// axis of 2 there: where a wider pack than the variant's divides inner, the
+// backward keeps the register tile ((256, 2, 262144) float16 97% of copy
+// in the tile's 16-byte packs, 90% in 8-byte columns).  The forward does
+// the same over an inner extent under kColumnWidePackInnerBytes ((11509,
+// 5, 16) bfloat16 log_softmax: columns of 8-byte packs 6.8 us on the H200
+// and 7.4 on the H100, the tile's 16-byte packs 5.6 and 5.9); over longer
+// ones its narrower columns won ((32, 7, 2240) bfloat16, 8-byte packs
+// against 16: 0.88x the time; (1, 5, 29000) 0.82x).  Among column
+// variants: the widest pack, the fewest axis slots past the axis (a slot
+// re-reads the last position), then the most columns a thread while the
+// tiles still give every SM kColumnBlocksPerSm blocks, else the fewest.
+// An inner extent under kColumnMinInnerBytes leaves a warp's loads
+// scattered over 32 outer positions, a few bytes of each (H200 sweep:
+// (34304, 9, 2) bfloat16 11.0 us in columns against 5.8 in the register
+// tile; (17425, 5, 14) bfloat16, 28 bytes, 6.6 against 8.6 and 12.6 in
+// the tile).
+constexpr int64_t kColumnBlocksPerSm = 4;
+constexpr int64_t kColumnMinInnerBytes = 16;
+constexpr int64_t kColumnWidePackInnerBytes = 64;
+template <class Params>
+Score column_heuristic(const Params& q, const Problem& p) {
+  const int size = dtype_size(p.dtype);
+  if (p.inner == 1 || p.inner * size < kColumnMinInnerBytes) return Score::reject();
+  int64_t widest = 16 / size;
+  while (widest > 1 && (p.inner % widest != 0 || !aligned_all(p, widest * size))) widest /= 2;
+  Score s;
+  const bool narrower = q.pack_size < widest && (backward(p) || p.inner * size < kColumnWidePackInnerBytes);
+  s.key[0] = narrower ? 5 : 8;
+  s.key[1] = q.pack_size;
+  s.key[2] = -q.axis_per_thread;
+  const int64_t packs = p.rows * (p.inner / q.pack_size);
+  const int64_t per_block = int64_t{kColumnBlock} * (q.cols_per_thread / q.pack_size);
+  const bool fills = (packs + per_block - 1) / per_block >= kColumnBlocksPerSm * p.device->sm_count;
+  s.key[3] = fills ? q.cols_per_thread : -q.cols_per_thread;
+  return s;
+}
+
 template <class Params, class Tier>
 Score heuristic_as(const VariantInfo& v, const Problem& p) {
   const Params& q = *static_cast<const Params*>(v.params);
@@ -504,6 +552,8 @@ Score heuristic_as(const VariantInfo& v, const Problem& p) {
       s.key[3] = q.pack_size;
       return s;
     }
+    case Tier::column:
+      return column_heuristic(q, p);
     case Tier::generic:
       s.key[0] = 0;
       return s;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "kgen/device/common.cuh"
+#include "kgen/device/fastdiv.cuh"
 #include "kgen/device/reduce.cuh"
 #include "kgen/device/softmax_common.cuh"
 #include "softmax/problem.hpp"
@@ -274,6 +275,149 @@ __global__ void __launch_bounds__(32 * kStridedUncachedWarps)
   });
 }
 
+// ------------------------------------------------ a thread a column pack
+// Short axes (at most A positions) over any inner extent: a thread owns
+// W = C / P column packs kColumnBlock packs apart (so each load is
+// coalesced across the warp at any pack width, pack 1 included) and holds
+// the whole axis of each in its registers.  Every load is issued before the
+// first use; there is no shared memory and no exchange between threads.
+// The register tile above gives a short axis one warp of 32-lane rows and
+// a pack of one axis position a thread (an axis of 3 over an odd inner:
+// 12 bytes in flight a thread, 32-thread blocks), which left float32
+// (1, 3, 295103) at 50% of copy on the H200 (bench/NOTES.md column v1).
+using kgen::softmax::kColumnBlock;
+
+// The column packs' offsets: the division by the packs of an outer
+// position by multiply and shift while the packs number under 2^31 (a
+// thread divides W times a tile).
+struct ColumnPlaces {
+  Columns cs;
+  FastDiv per_outer;
+  bool fast;
+  static ColumnPlaces of(const Columns& cs) {
+    const bool fast = cs.packs <= INT32_MAX;
+    return ColumnPlaces{cs, FastDiv(fast ? static_cast<uint32_t>(cs.packs_per_outer) : 1u), fast};
+  }
+  __device__ __forceinline__ int64_t base(int64_t f, int P) const {
+    const int64_t o = fast ? int64_t{per_outer.div(static_cast<uint32_t>(f))} : f / cs.packs_per_outer;
+    return o * cs.axis * cs.inner + (f - o * cs.packs_per_outer) * P;
+  }
+};
+
+// Calls f(first) for every tile of kColumnBlock x W packs the block walks
+// (grid-stride), `first` the thread's first pack of it; its others are
+// kColumnBlock apart.  A pack past the last takes the last pack's offset
+// (its loads stay in bounds unpredicated) and stores nothing.
+template <int W, class F>
+__device__ __forceinline__ void for_each_column_tile(const ColumnPlaces& cp, F&& f) {
+  constexpr int64_t kTile = int64_t{kColumnBlock} * W;
+  for (int64_t first = blockIdx.x * kTile + threadIdx.x; first - threadIdx.x < cp.cs.packs;
+       first += int64_t{gridDim.x} * kTile)
+    f(first);
+}
+
+// Loads the A axis positions of the column at `base` into v: positions past
+// the axis re-read its last (their values are ignored), so that no load
+// needs a predicate and ptxas issues them all before the first use.
+template <class T, int P, int A>
+__device__ __forceinline__ void load_column(const T* p, int64_t inner, int last, compute_t<T> (&v)[A][P]) {
+#pragma unroll
+  for (int a = 0; a < A; ++a) {
+    load_pack<T, P>(p, v[a]);
+    if (a < last) p += inner;
+  }
+}
+
+template <class T, int P, int A, int W, bool LOG>
+__global__ void __launch_bounds__(kColumnBlock) column_kernel(const T* x, T* y, ColumnPlaces cp) {
+  using Cm = compute_t<T>;
+  const int last = static_cast<int>(cp.cs.axis) - 1;
+  for_each_column_tile<W>(cp, [&](const int64_t first) {
+    Cm v[W][A][P];
+    int64_t base[W];
+#pragma unroll
+    for (int w = 0; w < W; ++w) {
+      const int64_t f = first + w * kColumnBlock;
+      base[w] = cp.base(f < cp.cs.packs ? f : cp.cs.packs - 1, P);
+      load_column<T, P, A>(x + base[w], cp.cs.inner, last, v[w]);
+    }
+#pragma unroll
+    for (int w = 0; w < W; ++w) {
+      if (first + w * kColumnBlock >= cp.cs.packs) continue;
+      Cm mx[P], sum[P];
+#pragma unroll
+      for (int j = 0; j < P; ++j) {
+        mx[j] = v[w][0][j];
+#pragma unroll
+        for (int a = 1; a < A; ++a)
+          if (a <= last) mx[j] = MaxOp()(mx[j], v[w][a][j]);
+        sum[j] = Cm(0);
+#pragma unroll
+        for (int a = 0; a < A; ++a) {
+          if (a > last) continue;
+          v[w][a][j] -= mx[j];
+          if (LOG) {
+            sum[j] += kexp(v[w][a][j]);
+          } else {
+            v[w][a][j] = kexp(v[w][a][j]);
+            sum[j] += v[w][a][j];
+          }
+        }
+        sum[j] = LOG ? klog(sum[j]) : Cm(1) / sum[j];
+      }
+      T* yp = y + base[w];
+#pragma unroll
+      for (int a = 0; a < A; ++a, yp += cp.cs.inner) {
+        if (a > last) break;
+        Cm out[P];
+#pragma unroll
+        for (int j = 0; j < P; ++j) out[j] = LOG ? v[w][a][j] - sum[j] : v[w][a][j] * sum[j];
+        store_pack<T, P>(yp, out);
+      }
+    }
+  });
+}
+
+// softmax: dx = (dy - sum(y * dy)) * y; log_softmax: dx = dy - exp(y) * sum(dy).
+template <class T, int P, int A, int W, bool LOG>
+__global__ void __launch_bounds__(kColumnBlock)
+    column_backward_kernel(const T* y, const T* dy, T* dx, ColumnPlaces cp) {
+  using Cm = compute_t<T>;
+  const int last = static_cast<int>(cp.cs.axis) - 1;
+  for_each_column_tile<W>(cp, [&](const int64_t first) {
+    Cm yv[W][A][P], gv[W][A][P];
+    int64_t base[W];
+#pragma unroll
+    for (int w = 0; w < W; ++w) {
+      const int64_t f = first + w * kColumnBlock;
+      base[w] = cp.base(f < cp.cs.packs ? f : cp.cs.packs - 1, P);
+      load_column<T, P, A>(y + base[w], cp.cs.inner, last, yv[w]);
+      load_column<T, P, A>(dy + base[w], cp.cs.inner, last, gv[w]);
+    }
+#pragma unroll
+    for (int w = 0; w < W; ++w) {
+      if (first + w * kColumnBlock >= cp.cs.packs) continue;
+      Cm sum[P];
+#pragma unroll
+      for (int j = 0; j < P; ++j) {
+        sum[j] = Cm(0);
+#pragma unroll
+        for (int a = 0; a < A; ++a)
+          if (a <= last) sum[j] += term<LOG>(yv[w][a][j], gv[w][a][j]);
+      }
+      T* p = dx + base[w];
+#pragma unroll
+      for (int a = 0; a < A; ++a, p += cp.cs.inner) {
+        if (a > last) break;
+        Cm out[P];
+#pragma unroll
+        for (int j = 0; j < P; ++j) out[j] = grad<LOG>(yv[w][a][j], gv[w][a][j], sum[j]);
+        store_pack<T, P>(p, out);
+      }
+    }
+  });
+}
+
 // ------------------------------------------------ launchers (both directions)
 // One block a tile of TX packs; at most 8 waves of blocks, striding over the
 // rest.  BWD picks the backward kernel; the problem's log flag the mode.
@@ -324,6 +468,32 @@ cudaError_t launch_strided_two_pass(const void* problem, cudaStream_t stream) {
       strided_uncached_kernel<T, P, TX, true><<<grid, kBlock, scratch, stream>>>(x, out, cs);
     else
       strided_uncached_kernel<T, P, TX, false><<<grid, kBlock, scratch, stream>>>(x, out, cs);
+  }
+  return cudaGetLastError();
+}
+
+// A thread a column pack: C / P packs a thread, 128-thread blocks, at most
+// 32 waves of them striding over the rest.
+template <bool BWD, class T, int P, int A, int C>
+cudaError_t launch_column(const void* problem, cudaStream_t stream) {
+  static_assert(C % P == 0, "a whole number of packs a thread");
+  constexpr int W = C / P;
+  const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
+  const ColumnPlaces cp = ColumnPlaces::of(Columns::of(p, P));
+  const unsigned grid = grid_for(ceil_div(cp.cs.packs, int64_t{kColumnBlock} * W), *p.device, kColumnBlock, 32);
+  const T* x = static_cast<const T*>(p.x);
+  T* out = static_cast<T*>(p.y);
+  if constexpr (BWD) {
+    const T* dy = static_cast<const T*>(p.dy);
+    if (p.log)
+      column_backward_kernel<T, P, A, W, true><<<grid, kColumnBlock, 0, stream>>>(x, dy, out, cp);
+    else
+      column_backward_kernel<T, P, A, W, false><<<grid, kColumnBlock, 0, stream>>>(x, dy, out, cp);
+  } else {
+    if (p.log)
+      column_kernel<T, P, A, W, true><<<grid, kColumnBlock, 0, stream>>>(x, out, cp);
+    else
+      column_kernel<T, P, A, W, false><<<grid, kColumnBlock, 0, stream>>>(x, out, cp);
   }
   return cudaGetLastError();
 }
