@@ -45,6 +45,13 @@ bool aligned_all(const Problem& p, int64_t bytes) {
   return aligned_to(p.x, bytes) && aligned_to(p.y, bytes) && (!p.dy || aligned_to(p.dy, bytes));
 }
 
+// Whether packs of `bytes` cover the unit (the row, or inner when the dim
+// is not the last) and every pointer's alignment.
+bool pack_covers(const Problem& p, int64_t bytes) {
+  const int64_t unit = p.inner == 1 ? p.cols : p.inner;
+  return aligned_all(p, bytes) && unit % (bytes / dtype_size(p.dtype)) == 0;
+}
+
 // Whether y lies at x's offset modulo 16 bytes, so that the row tiers that
 // read x's aligned body in 16-byte packs can store y in the same packs
 // (otherwise they store it an element at a time).
@@ -372,9 +379,8 @@ Score tile_heuristic(const Params& q, const Problem& p) {
   const int size = dtype_size(p.dtype);
   // the widest pack the register tiers could use instead: 16 bytes, and
   // forward slabs 8 (see above)
-  auto covers = [&](int64_t bytes) { return aligned_all(p, bytes) && (p.inner == 1 ? p.cols : p.inner) % (bytes / size) == 0; };
   const bool slab = p.inner > 1;
-  if (covers(16) || (slab && !backward(p) && size < 8 && covers(8)) ||
+  if (pack_covers(p, 16) || (slab && !backward(p) && size < 8 && pack_covers(p, 8)) ||
       (!slab && (p.cols < kTileMinRow || p.cols > (backward(p) ? kTileMaxRow : kTileMaxForwardRow))))
     return Score::reject();
   const int64_t cap = int64_t{q.block_size} * q.cols_per_thread;
@@ -426,7 +432,7 @@ Score column_heuristic(const Params& q, const Problem& p) {
   const int size = dtype_size(p.dtype);
   if (p.inner == 1 || p.inner * size < kColumnMinInnerBytes) return Score::reject();
   int64_t widest = 16 / size;
-  while (widest > 1 && (p.inner % widest != 0 || !aligned_all(p, widest * size))) widest /= 2;
+  while (widest > 1 && !pack_covers(p, widest * size)) widest /= 2;
   Score s;
   const bool narrower = q.pack_size < widest && (backward(p) || p.inner * size < kColumnWidePackInnerBytes);
   s.key[0] = narrower ? 5 : 8;
