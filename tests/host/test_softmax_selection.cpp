@@ -217,13 +217,13 @@ TEST_CASE("rows no wide pack covers stay in registers at pack 1", "[selection][d
     }
     // a wider pack that fits only a variant many times the row is not
     // worth its idle lanes (float16 rows of 4: the pack-4 variants hold 512)
-    // (the half types' rows of 4, which no 16-byte pack covers, go to the
-    // tile tier)
+    // (rows of 2-6 a thread a row where a column variant is compiled: the
+    // default level has none of float64)
     for (int64_t cols : {4}) {
       Picked s = pick(d, 678000, cols);
       INFO(s.v->name << " cols " << cols);
-      if (elem(d) == 2) {
-        CHECK(s.p.tier == SoftmaxTier::tile);
+      if (d != KGEN_FLOAT64) {
+        CHECK(s.p.tier == SoftmaxTier::column);
         continue;
       }
       CHECK(s.p.tier == SoftmaxTier::warp);
@@ -253,7 +253,9 @@ TEST_CASE("odd rows of 3-40 values and odd slabs of short axes go to the tile ti
   };
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16, KGEN_FLOAT64}) {
     INFO(elem(d));
-    for (int64_t cols : {3, 5, 17, 29, 39}) CHECK(pick_dim(d, 2000000, cols, 1, 0).tier == SoftmaxTier::tile);
+    for (int64_t cols : {5, 17, 29, 39}) CHECK(pick_dim(d, 2000000, cols, 1, 0).tier == SoftmaxTier::tile);
+    // (rows of 2-4 a thread a row: the next test; float64 has no column variant)
+    CHECK(pick_dim(d, 2000000, 3, 1, 0).tier == (elem(d) == 8 ? SoftmaxTier::tile : SoftmaxTier::column));
     // forward rows of 41-64 in a warp at pack 1
     for (int64_t cols : {41, 55, 63}) {
       const SoftmaxParams q = pick_dim(d, 2000000, cols, 1, 0);
@@ -439,6 +441,44 @@ Params params_of(const kgen::VariantInfo* v) {
 }
 
 }  // namespace
+
+TEST_CASE("forward rows of 2-4 a thread a row; of 5-6 where the tile does not fill the GPU",
+          "[selection][default-set]") {
+  // H200, bench/variants.py (bench/NOTES.md column v2)
+  const kgen::DeviceInfo dev = h100();
+  auto pick_row = [&](kgen_dtype_t d, int64_t rows, int64_t cols, uintptr_t off, bool bwd) {
+    kgen::softmax::Problem prob = dim_problem(d, rows, cols, 1, bwd, dev, off);
+    const kgen::Family family = bwd ? kgen::Family::softmax_backward : kgen::Family::softmax;
+    auto sel = kgen::select_variant(family, d, dev, &prob, &kgen::softmax::heuristic);
+    REQUIRE(sel.variant != nullptr);
+    INFO(sel.variant->name << " for " << rows << "x" << cols << (bwd ? " backward" : ""));
+    CHECK(sel.variant->supports(*sel.variant, &prob));
+    return params_of<SoftmaxParams>(sel.variant);
+  };
+  for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16}) {
+    INFO(elem(d));
+    for (int64_t cols : {2, 3, 4})
+      for (int64_t rows : {int64_t{100}, int64_t{120000}, int64_t{3000000}})
+        for (uintptr_t off : {uintptr_t{0}, uintptr_t(elem(d))}) {
+          const SoftmaxParams q = pick_row(d, rows, cols, off, false);
+          CHECK(q.tier == SoftmaxTier::column);
+          CHECK(q.axis_per_thread == 4);  // the fewest slots past the row
+        }
+    // many rows: a thread's columns fill its block; few: one a thread
+    CHECK(pick_row(d, 3000000, 3, 0, false).cols_per_thread == 8);
+    CHECK(pick_row(d, 100, 3, 0, false).cols_per_thread == 1);
+    // rows of 5-6: columns where the tile is short of its waves, the tile
+    // where it fills them
+    for (int64_t cols : {5, 6}) {
+      CHECK(pick_row(d, 79133, cols, 0, false).tier == SoftmaxTier::column);
+      CHECK(pick_row(d, 2000000, cols, 0, false).tier == SoftmaxTier::tile);
+    }
+    // rows of 1 and of 7, and the backward's rows, keep their tiers
+    for (int64_t cols : {1, 7}) CHECK(pick_row(d, 79133, cols, 0, false).tier != SoftmaxTier::column);
+    for (int64_t rows : {int64_t{100}, int64_t{3000000}})
+      CHECK(pick_row(d, rows, 3, 0, true).tier != SoftmaxTier::column);
+  }
+}
 
 TEST_CASE("short-axis slabs: a thread a column up to an axis of 16, the tile past it over an odd inner",
           "[selection][default-set]") {

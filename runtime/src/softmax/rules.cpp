@@ -424,19 +424,44 @@ Score tile_heuristic(const Params& q, const Problem& p) {
 // (34304, 9, 2) bfloat16 11.0 us in columns against 5.8 in the register
 // tile; (17425, 5, 14) bfloat16, 28 bytes, 6.6 against 8.6 and 12.6 in
 // the tile).
+//
+// Forward rows (inner == 1) of kColumnMinRow-kColumnMaxRow values: a thread
+// a row, the row in its registers, no shuffles.  H200, bench/variants.py
+// over every default variant (bench/NOTES.md column v2): rows of 2-4 ran
+// fastest in columns at every size but a few hundred thousand rows of 2
+// (warp 4.1 us, columns 4.3) -- 1039x479x3 bfloat16 one element in 6.8 us
+// against 13.5 in the tile and 10.0 in the warp tier, 3000000x4 bfloat16
+// one element in 25.3 against 36.9, 1500000x3 bfloat16 12.6 against 17.0;
+// float32 rows of 4, which 16-byte warp packs cover, even (7.5-7.7 us at
+// 400000 rows).  Rows of 5-6 lose to the tile where it fills the GPU
+// (400000x6 float32 17.1 us against 11.3, 1500000x5 29.3 against 24.7)
+// and win where it does not and the warp tier takes them (79133x5 float32
+// 4.9 against 5.7, 38x6089x5 bfloat16 6.8 against 9.2, 16x3x31x79x6
+// bfloat16 one element in 5.4 against 6.8), so they rank between the two;
+// rows of 7 lost to both (120000x7 float32 8.0 us against 7.1).  The
+// backward's rows were not measured and keep their tiers.
 constexpr int64_t kColumnBlocksPerSm = 4;
 constexpr int64_t kColumnMinInnerBytes = 16;
 constexpr int64_t kColumnWidePackInnerBytes = 64;
+constexpr int64_t kColumnMinRow = 2, kColumnFirstRow = 4, kColumnMaxRow = 6;
 template <class Params>
 Score column_heuristic(const Params& q, const Problem& p) {
   const int size = dtype_size(p.dtype);
-  if (p.inner == 1 || p.inner * size < kColumnMinInnerBytes) return Score::reject();
-  int64_t widest = 16 / size;
-  while (widest > 1 && !pack_covers(p, widest * size)) widest /= 2;
   Score s;
-  const bool narrower = q.pack_size < widest && (backward(p) || p.inner * size < kColumnWidePackInnerBytes);
-  s.key[0] = narrower ? 5 : 8;
-  s.key[1] = q.pack_size;
+  if (p.inner == 1) {
+    if (backward(p) || p.cols < kColumnMinRow || p.cols > kColumnMaxRow) return Score::reject();
+    // the row tiers' class (key 3): above the tile (key[1] 99-100) up to
+    // kColumnFirstRow, else between it and the warp tier (at most 16)
+    s.key[0] = 3;
+    s.key[1] = p.cols <= kColumnFirstRow ? 101 : 98;
+  } else {
+    if (p.inner * size < kColumnMinInnerBytes) return Score::reject();
+    int64_t widest = 16 / size;
+    while (widest > 1 && !pack_covers(p, widest * size)) widest /= 2;
+    const bool narrower = q.pack_size < widest && (backward(p) || p.inner * size < kColumnWidePackInnerBytes);
+    s.key[0] = narrower ? 5 : 8;
+    s.key[1] = q.pack_size;
+  }
   s.key[2] = -q.axis_per_thread;
   const int64_t packs = p.rows * (p.inner / q.pack_size);
   const int64_t per_block = int64_t{kColumnBlock} * (q.cols_per_thread / q.pack_size);
