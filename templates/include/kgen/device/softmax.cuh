@@ -28,9 +28,13 @@ namespace softmax {
 // (x - (max + log sum)) would save a subtraction but rounds max + log sum:
 // off by ulp(max) / 2 on rows near 1e4, so the order stays PyTorch's.
 
-// A group of G lanes owns R rows; lane l of the group holds columns
-// (i * G + l) * P + j for pack i < C / P, so each pack load is coalesced
-// across the group.  Padding lanes hold -inf (exp gives 0).  All groups of a
+// A group of G lanes owns R rows, 32 / G rows apart (row r of group g is
+// base + r * (32 / G) + g), so that each load of the warp covers 32 / G
+// adjacent rows; lane l of the group holds columns (i * G + l) * P + j for
+// pack i < C / P, so each pack load is coalesced across the group.  (With
+// a group's rows adjacent, a warp's load took every other row's packs:
+// bfloat16 rows of 8 in one-lane groups 18.9 us two rows a lane against
+// 14.5 one row a lane, 1.5M rows on the H200; bench/NOTES.md warp v3.)  Padding lanes hold -inf (exp gives 0).  All groups of a
 // warp iterate the same number of times (rows past the end are computed on
 // row 0's values and not stored) so the shuffles always see the whole warp.
 // A row the load masks entirely (max -inf) gives 0 when the load asks for
@@ -41,7 +45,8 @@ __global__ void __launch_bounds__(BLOCK)
   using Cm = compute_t<T>;
   static_assert(C % P == 0 && 32 % G == 0, "bad warp tier shape");
   constexpr int kPacks = C / P;
-  constexpr int kRowsPerWarp = (32 / G) * R;
+  constexpr int kGroups = 32 / G;
+  constexpr int kRowsPerWarp = kGroups * R;
   const int lane = threadIdx.x % 32;
   const int g_lane = lane % G;
   const int64_t warp = int64_t{blockIdx.x} * (BLOCK / 32) + threadIdx.x / 32;
@@ -49,7 +54,8 @@ __global__ void __launch_bounds__(BLOCK)
 
   Cm buf[R][C];
   for (int64_t base = warp * kRowsPerWarp; base < rows; base += warps * kRowsPerWarp) {
-    const int64_t row0 = base + (lane / G) * R;
+    const int64_t row0 = base + lane / G;
+    const auto row = [&](int r) { return row0 + int64_t{r} * kGroups; };
     // Every load of the group's rows is issued before any value is used.  A
     // pack past its row reads the next row's values (replaced by -inf
     // below), so the loads need no predicate: one base address and
@@ -62,14 +68,14 @@ __global__ void __launch_bounds__(BLOCK)
     // every row unless the reach is the row) and variants of one or two
     // loads a lane (ptxas issues both before either is used) keep the
     // predicated loads.
-    if (kPacks * R > 2 && row0 + R - 1 < hoist_end) {
+    if (kPacks * R > 2 && row(R - 1) < hoist_end) {
 #pragma unroll
       for (int r = 0; r < R; ++r)
-        ld.template load_row<kPacks, P>(ld.row(row0 + r), [&](int i) { return (i * G + g_lane) * P; }, &buf[r][0]);
+        ld.template load_row<kPacks, P>(ld.row(row(r)), [&](int i) { return (i * G + g_lane) * P; }, &buf[r][0]);
     } else {
 #pragma unroll
       for (int r = 0; r < R; ++r) {
-        const auto lr = ld.row(row0 + r < rows ? row0 + r : 0);
+        const auto lr = ld.row(row(r) < rows ? row(r) : 0);
 #pragma unroll
         for (int i = 0; i < kPacks; ++i) {
           const int col = (i * G + g_lane) * P;
@@ -110,12 +116,12 @@ __global__ void __launch_bounds__(BLOCK)
 #pragma unroll
     for (int r = 0; r < R; ++r) {
       sum[r] = group_all_reduce<G>(sum[r], SumOp());
-      if (row0 + r >= rows) continue;
+      if (row(r) >= rows) continue;
       // one reciprocal a row, not a division an element (div.rn is ~10
       // instructions; the half-type rows are instruction-bound)
       const Cm s = LOG ? klog(sum[r]) : Cm(1) / sum[r];
       const bool zero = ld.safe() && mx[r] == neg_inf<Cm>();
-      T* yr = y + (row0 + r) * cols;
+      T* yr = y + row(r) * cols;
 #pragma unroll
       for (int i = 0; i < kPacks; ++i) {
         const int col = (i * G + g_lane) * P;

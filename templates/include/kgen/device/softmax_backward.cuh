@@ -28,15 +28,16 @@ using softmax::grad;
 using softmax::term;
 
 // ---------------------------------------------------------------- warp tier
-// As the forward's warp tier: a group of G lanes owns R rows, C values of
-// each of y and dy a lane; padding lanes hold 0 (no term).
+// As the forward's warp tier: a group of G lanes owns R rows 32 / G apart,
+// C values of each of y and dy a lane; padding lanes hold 0 (no term).
 template <class T, int P, int C, int G, int R, bool PAD, bool LOG, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
     warp_kernel(const T* y, const T* dy, T* dx, int64_t rows, int cols) {
   using Cm = compute_t<T>;
   static_assert(C % P == 0 && 32 % G == 0, "bad warp tier shape");
   constexpr int kPacks = C / P;
-  constexpr int kRowsPerWarp = (32 / G) * R;
+  constexpr int kGroups = 32 / G;
+  constexpr int kRowsPerWarp = kGroups * R;
   const int lane = threadIdx.x % 32;
   const int g_lane = lane % G;
   const int64_t warp = int64_t{blockIdx.x} * (BLOCK / 32) + threadIdx.x / 32;
@@ -44,12 +45,13 @@ __global__ void __launch_bounds__(BLOCK)
 
   Cm yb[R][C], gb[R][C];
   for (int64_t base = warp * kRowsPerWarp; base < rows; base += warps * kRowsPerWarp) {
-    const int64_t row0 = base + (lane / G) * R;
+    const int64_t row0 = base + lane / G;
+    const auto row = [&](int r) { return row0 + int64_t{r} * kGroups; };
     Cm sum[R];
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-      const bool row_ok = row0 + r < rows;
-      const int64_t off = (row_ok ? row0 + r : 0) * cols;
+      const bool row_ok = row(r) < rows;
+      const int64_t off = (row_ok ? row(r) : 0) * cols;
       sum[r] = 0;
 #pragma unroll
       for (int i = 0; i < kPacks; ++i) {
@@ -68,8 +70,8 @@ __global__ void __launch_bounds__(BLOCK)
 #pragma unroll
     for (int r = 0; r < R; ++r) {
       sum[r] = group_all_reduce<G>(sum[r], SumOp());
-      if (row0 + r >= rows) continue;
-      T* out = dx + (row0 + r) * cols;
+      if (row(r) >= rows) continue;
+      T* out = dx + row(r) * cols;
 #pragma unroll
       for (int i = 0; i < kPacks; ++i) {
         const int col = (i * G + g_lane) * P;
