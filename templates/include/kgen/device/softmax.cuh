@@ -34,9 +34,10 @@ namespace softmax {
 // pack i < C / P, so each pack load is coalesced across the group.  (With
 // a group's rows adjacent, a warp's load took every other row's packs:
 // bfloat16 rows of 8 in one-lane groups 18.9 us two rows a lane against
-// 14.5 one row a lane, 1.5M rows on the H200; bench/NOTES.md warp v3.)  Padding lanes hold -inf (exp gives 0).  All groups of a
-// warp iterate the same number of times (rows past the end are computed on
-// row 0's values and not stored) so the shuffles always see the whole warp.
+// 14.5 one row a lane, 1.5M rows on the H200; bench/NOTES.md warp v3.)
+// Padding lanes hold -inf (exp gives 0).  All groups of a warp iterate the
+// same number of times (rows past the end are computed on row 0's values
+// and not stored) so the shuffles always see the whole warp.
 // A row the load masks entirely (max -inf) gives 0 when the load asks for
 // it (safe), else NaN from exp(-inf - -inf) as in PyTorch.
 template <class T, int P, int C, int G, int R, bool PAD, bool LOG, int BLOCK, class Load>
