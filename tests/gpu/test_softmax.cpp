@@ -175,6 +175,32 @@ TEST_CASE("misaligned pointers are handled by automatic selection", "[softmax][a
   }
 }
 
+TEST_CASE("every tile variant on misaligned rows, x and y apart", "[softmax][alignment]") {
+  // whole rows of up to 256 values are computed on their way out of the
+  // tile (softmax.cuh tile_rows): the edge elements one at a time, packs
+  // a row crosses, rows shorter than a pack, y not congruent to x
+  for (kgen_dtype_t d : kDtypes) {
+    const int e = elem_size(d);
+    int ran = 0;
+    for (Shape s : {Shape{1001, 2}, Shape{999, 7}, Shape{513, 12}, Shape{257, 33}, Shape{129, 127}, Shape{65, 255}}) {
+      const size_t n = static_cast<size_t>(s.rows * s.cols);
+      HostTensor x = random_tensor(d, n);
+      const std::vector<double> want[2] = {reference(x, s.rows, s.cols, false), reference(x, s.rows, s.cols, true)};
+      DeviceBuffer dx(x.bytes.size() + 64), dy(x.bytes.size() + 64);
+      for (size_t x_off : {size_t(0), size_t(e), size_t(3 * e)}) {
+        CUDA_REQUIRE(cudaMemcpy(dx.at(x_off), x.bytes.data(), x.bytes.size(), cudaMemcpyHostToDevice));
+        for (size_t y_off : {size_t(0), size_t(e)})
+          for (const VariantFacts& v : family_variants(kgen::Family::softmax, d))
+            if (v.tier == Tier::tile)
+              for (int log = 0; log < 2; ++log)
+                ran += run_and_check(v.name, log, d, s, dx, x_off, dy, y_off, want[log], 0xFF);
+      }
+    }
+    INFO(elem_size(d));
+    CHECK(ran >= 6 * 3 * 2 * 2);  // a tile variant at least, every shape, offset and mode
+  }
+}
+
 TEST_CASE("rows = 0 and cols = 0 launch nothing and touch nothing", "[softmax][empty]") {
   DeviceBuffer y(64);
   CUDA_REQUIRE(cudaMemset(y.ptr, 0x5A, 64));

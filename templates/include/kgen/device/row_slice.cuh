@@ -288,19 +288,23 @@ __device__ __forceinline__ Raw raw_of(const compute_t<T>* v) {
   return r;
 }
 
-// A pack of values stored at `p` (16-byte aligned when vec, else element
-// aligned).  The aligned store is one 16-byte vector in PTX: as a C++ store
-// (of a Pack of T or a uint4) the front end split packs into 4-byte stores,
-// one pack of the cluster kernel's eight, every pack in a version that
-// looped over rows (30% of copy, float16 rows of 8192; bench/NOTES.md
-// slice v2).
+// A pack's words stored at a 16-byte aligned `p` (store_raw), or its values
+// at `p` (store_values: 16-byte aligned when vec, else element aligned).
+// The aligned store is one 16-byte vector in PTX: as a C++ store (of a Pack
+// of T or a uint4) the front end split packs into 4-byte stores, one pack of
+// the cluster kernel's eight, every pack in a version that looped over rows
+// (30% of copy, float16 rows of 8192; bench/NOTES.md slice v2), and every
+// pack of the tile tier's stage_out.
+__device__ __forceinline__ void store_raw(void* p, const Raw& r) {
+  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(__cvta_generic_to_global(p)), "r"(r.w[0]), "r"(r.w[1]),
+               "r"(r.w[2]), "r"(r.w[3])
+               : "memory");
+}
+
 template <class T>
 __device__ __forceinline__ void store_values(T* p, const compute_t<T>* v, bool vec) {
   if (vec) {
-    const Raw r = raw_of<T>(v);
-    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(__cvta_generic_to_global(p)), "r"(r.w[0]),
-                 "r"(r.w[1]), "r"(r.w[2]), "r"(r.w[3])
-                 : "memory");
+    store_raw(p, raw_of<T>(v));
     return;
   }
 #pragma unroll

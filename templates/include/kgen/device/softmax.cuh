@@ -464,10 +464,117 @@ __global__ void __launch_bounds__(B, kStridedSplitMinBlocks<B>)
 // kTileValuesPerLane values a lane is read once into registers (max, exp,
 // sum as the warp tier does them); longer ones (rows past 256 values) are
 // folded in chunks of that many into a running (max, sum) and read again.
-template <class T, int B, int U, bool LOG, bool SEG>
-__global__ void __launch_bounds__(B, tiles::kTileMinBlocks<T, B, SEG, 1>) tile_kernel(const T* x, T* y, kgen::softmax::TileShape sh) {
+//
+// Whole rows a group reads at once (tiles::flat_rows: rows of up to 256)
+// take two steps instead (tile_rows): each group leaves its row's max and
+// scale in shared memory (tile_row_stats, the group's size a template
+// argument), then the store reads the tile back in 16-byte packs and
+// computes every value on its way out.  A pack meets at most two rows when
+// rows are no shorter than it.  The tier is issue-bound (ncu, H200,
+// bfloat16 rows of 12: warps issuing on 80% of cycles, DRAM 34%, 52
+// instructions a value); this path took 0.76-0.92x its time on the H200
+// (bench/NOTES.md tile v4).  The values are the group pass's bits.
+template <class C>
+struct RowStat {
+  C m, ls;  // the row's max; 1 / sum (log: log sum)
+};
+
+template <class T, bool LOG>
+struct RowFinish {
+  using Cm = compute_t<T>;
+  const RowStat<Cm>* stat;
+  FastDiv cols;
+  __device__ __forceinline__ Cm at(Cm v, const RowStat<Cm>& s) const { return softmax_of<LOG>(v, s.m, s.ls); }
+  __device__ __forceinline__ void pack(rows::Raw& r, int e0) const {
+    constexpr int P = rows::kVec<T>;
+    Cm v[P];
+    if (cols.d >= static_cast<uint32_t>(P)) {
+      uint32_t c0;
+      const uint32_t r0 = cols.divmod(static_cast<uint32_t>(e0), &c0);
+      const RowStat<Cm> s0 = stat[r0], s1 = stat[r0 + 1];
+      const int first = static_cast<int>(cols.d - c0);  // the pack's elements in row r0
+#pragma unroll
+      for (int j = 0; j < P; ++j) {
+        const bool next = j >= first;
+        v[j] = at(rows::value<T>(r, j), RowStat<Cm>{next ? s1.m : s0.m, next ? s1.ls : s0.ls});
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < P; ++j) v[j] = at(rows::value<T>(r, j), stat[cols.div(static_cast<uint32_t>(e0 + j))]);
+    }
+    r = rows::raw_of<T>(v);
+  }
+  __device__ __forceinline__ void one(T& v, int e) const {
+    v = from_compute<T>(at(to_compute(v), stat[cols.div(static_cast<uint32_t>(e))]));
+  }
+};
+
+// The statistics of a staged tile's n rows of `axis` values (row c at b +
+// c * axis), a group of G lanes a row, value k of a lane G slots on: G known
+// at compile time, so each slot is a shared load at a fixed offset (with the
+// group size a run-time value, the address, the bound and the break of a
+// slot took ten instructions around its load).
+template <int G, class T, int B, bool LOG>
+__device__ __forceinline__ void tile_row_stats(const T* b, int n, int axis, RowStat<compute_t<T>>* stat) {
   using Cm = compute_t<T>;
   constexpr int K = kgen::softmax::kTileValuesPerLane;
+  const int lane = static_cast<int>(threadIdx.x) % G;
+  for (int c0 = 0; c0 < n; c0 += B / G) {
+    const int c = c0 + static_cast<int>(threadIdx.x) / G;
+    const bool ok = c < n;
+    const T* row = b + (ok ? c : 0) * axis + lane;
+    const int room = ok ? axis - lane : 0;  // slot k holds a value when k * G < room
+    Cm r[K];
+    Cm m = neg_inf<Cm>();
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      r[k] = k * G < room ? to_compute(row[k * G]) : neg_inf<Cm>();
+      m = MaxOp()(m, r[k]);
+      if ((k + 1) * G >= axis) break;
+    }
+    m = group_all_reduce<G>(m, MaxOp());
+    Cm s = 0;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      s += kexp(r[k] - m);
+      if ((k + 1) * G >= axis) break;
+    }
+    s = group_all_reduce<G>(s, SumOp());
+    if (ok && lane == 0) stat[c] = RowStat<Cm>{m, LOG ? klog(s) : Cm(1) / s};
+  }
+}
+
+template <class T, int B, int U, bool LOG>
+__device__ __forceinline__ void tile_rows(const T* x, T* y, const kgen::softmax::TileShape& sh, FastDiv cols) {
+  using Cm = compute_t<T>;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  auto* stat = reinterpret_cast<RowStat<Cm>*>(smem_raw + (int64_t{B} * U * rows::kVec<T> + rows::kVec<T>) * sizeof(T));
+  const int axis = static_cast<int>(sh.axis);
+  const T* const in[1] = {x};
+  tiles::run_tiles<T, B, U, 1, false>(
+      in, y, sh,
+      [&](const tiles::Place<T, false>* pl, T* const* buf, int n) {
+        const T* b = buf[0] + pl[0].mis0;
+        switch (sh.group) {
+          case 1: return tile_row_stats<1, T, B, LOG>(b, n, axis, stat);
+          case 2: return tile_row_stats<2, T, B, LOG>(b, n, axis, stat);
+          case 4: return tile_row_stats<4, T, B, LOG>(b, n, axis, stat);
+          case 8: return tile_row_stats<8, T, B, LOG>(b, n, axis, stat);
+          case 16: return tile_row_stats<16, T, B, LOG>(b, n, axis, stat);
+          default: return tile_row_stats<32, T, B, LOG>(b, n, axis, stat);
+        }
+      },
+      RowFinish<T, LOG>{stat, cols});
+}
+
+template <class T, int B, int U, bool LOG, bool SEG>
+__global__ void __launch_bounds__(B, tiles::kTileMinBlocks<T, B, SEG, 1>)
+    tile_kernel(const T* x, T* y, FastDiv cols, kgen::softmax::TileShape sh) {
+  using Cm = compute_t<T>;
+  constexpr int K = kgen::softmax::kTileValuesPerLane;
+  if constexpr (!SEG) {
+    if (tiles::flat_rows(sh)) return tile_rows<T, B, U, LOG>(x, y, sh, cols);
+  }
   const T* const in[1] = {x};
   tiles::run_tiles<T, B, U, 1, SEG>(in, y, sh, [&](const tiles::Place<T, SEG>* pl, T* const* buf, int columns) {
     T* b = buf[0];
@@ -681,8 +788,10 @@ struct TileKernels {
 template <class T, int C, int B>
 cudaError_t launch_tile(const void* problem, cudaStream_t stream) {
   const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
+  using Cm = compute_t<T>;
+  const FastDiv cols(static_cast<uint32_t>(p.cols > 0 ? p.cols : 1));  // flat rows: at most 256
   return tiles::launch<T, C, B, 1, TileKernels<T, B, C / rows::kVec<T>>::template Of>(
-      p, stream, static_cast<const T*>(p.x), static_cast<T*>(p.y));
+      p, stream, static_cast<int>(sizeof(RowStat<Cm>)), static_cast<const T*>(p.x), static_cast<T*>(p.y), cols);
 }
 
 // Pack 1: the uncached row kernel for the last dim, the strided two-pass

@@ -512,7 +512,7 @@ template <class T, int C, int B>
 cudaError_t launch_tile(const void* problem, cudaStream_t stream) {
   const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
   return tiles::launch<T, C, B, 2, TileKernels<T, B, C / rows::kVec<T>>::template Of>(
-      p, stream, static_cast<const T*>(p.x), static_cast<const T*>(p.dy), static_cast<T*>(p.y));
+      p, stream, 0, static_cast<const T*>(p.x), static_cast<const T*>(p.dy), static_cast<T*>(p.y));
 }
 
 // Pack 1: the uncached row kernel for the last dim, the strided two-pass

@@ -137,11 +137,23 @@ __device__ __forceinline__ int stage_in(const T* src, const Segments& g, T* buf)
   return mis0;
 }
 
+// What stage_out does to the values of buffer 0 on their way out: nothing
+// (the compute step wrote the results there), or a transform of each body
+// pack and each edge element, given its place e in the span (whole units:
+// the element's index in the tile), so that a flat pass over the tile in
+// 16-byte packs computes them instead.
+struct Unchanged {
+  __device__ __forceinline__ void pack(rows::Raw&, int) const {}
+  template <class T>
+  __device__ __forceinline__ void one(T&, int) const {}
+};
+
 // Writes buf, laid out as `like`'s segments (the input it was read from),
 // to dst: 16-byte stores when dst is congruent to `like`, else element
-// stores at the same places.
-template <class T, int B, bool SEG>
-__device__ __forceinline__ void stage_out(const Segments& g, const T* like, T* dst, const T* buf) {
+// stores at the same places; fin transforms each value on the way.
+template <class T, int B, bool SEG, class Finish = Unchanged>
+__device__ __forceinline__ void stage_out(const Segments& g, const T* like, T* dst, const T* buf,
+                                          const Finish& fin = Finish{}) {
   constexpr int P = rows::kVec<T>;
   const bool vec = rows::congruent(like, dst);
   for_each_piece<T, B, 1, SEG>(
@@ -150,19 +162,24 @@ __device__ __forceinline__ void stage_out(const Segments& g, const T* like, T* d
         rows::Raw r;
         const uint4 v = *reinterpret_cast<const uint4*>(buf + a * g.pitch + s.mis + s.head + k * P);
         r.w[0] = v.x, r.w[1] = v.y, r.w[2] = v.z, r.w[3] = v.w;
+        fin.pack(r, s.head + k * P);
         return r;
       },
       [&](const rows::Raw& r, int a, const Span& s, int k) {
         T* d = dst + a * g.gstride + s.head + k * P;
         if (vec) {
-          *reinterpret_cast<uint4*>(d) = as_uint4(r);
+          rows::store_raw(d, r);  // a uint4 assignment compiled to four 4-byte stores
         } else {
           const T* vals = reinterpret_cast<const T*>(&r);
 #pragma unroll
           for (int j = 0; j < P; ++j) d[j] = vals[j];
         }
       },
-      [&](int a, const Span& s, int e) { dst[a * g.gstride + e] = buf[a * g.pitch + s.mis + e]; });
+      [&](int a, const Span& s, int e) {
+        T v = buf[a * g.pitch + s.mis + e];
+        fin.one(v, e);
+        dst[a * g.gstride + e] = v;
+      });
 }
 
 // Where value a of a column sits in an input's buffer: whole units at
@@ -209,13 +226,14 @@ __device__ __forceinline__ V group_reduce(V v, Op op, int group) {
 }
 
 // The tiles, grid-stride: stage the NIN inputs, barrier, compute(places,
-// bufs, columns) (which writes the result over input 0's buffer), barrier,
-// store input 0's buffer to out, barrier (the next tile reuses the
-// buffers).  smem holds NIN buffers of B x U packs (the tile) and a pack.
-// SEG: slabs cut along inner (sh.width > 0), else whole units.
-template <class T, int B, int U, int NIN, bool SEG, class Compute>
+// bufs, columns) (which writes the result over input 0's buffer, or leaves
+// what fin needs), barrier, store input 0's buffer to out through fin,
+// barrier (the next tile reuses the buffers).  smem holds NIN buffers of B
+// x U packs (the tile) and a pack.  SEG: slabs cut along inner (sh.width >
+// 0), else whole units.
+template <class T, int B, int U, int NIN, bool SEG, class Compute, class Finish = Unchanged>
 __device__ __forceinline__ void run_tiles(const T* const (&in)[NIN], T* out, const kgen::softmax::TileShape& sh,
-                                          Compute compute) {
+                                          Compute compute, const Finish& fin = Finish{}) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   constexpr int P = rows::kVec<T>;
   T* bufs[NIN];
@@ -246,9 +264,17 @@ __device__ __forceinline__ void run_tiles(const T* const (&in)[NIN], T* out, con
     __syncthreads();
     compute(places, bufs, columns);
     __syncthreads();
-    stage_out<T, B, SEG>(g, in[0] + start, out + start, bufs[0]);
+    stage_out<T, B, SEG>(g, in[0] + start, out + start, bufs[0], fin);
     __syncthreads();
   }
+}
+
+// Whole rows (inner 1) that a group of lanes reads at once (one chunk): the
+// forward computes each row's statistics in shared memory and its values in
+// stage_out's flat pass over the tile's 16-byte packs (softmax.cuh
+// tile_kernel).
+__host__ __device__ __forceinline__ bool flat_rows(const kgen::softmax::TileShape& sh) {
+  return sh.width == 0 && sh.inner == 1 && sh.axis <= kgen::softmax::kTileValuesPerLane * sh.group;
 }
 
 // ------------------------------------------------------------ host launcher
@@ -256,12 +282,14 @@ __device__ __forceinline__ void run_tiles(const T* const (&in)[NIN], T* out, con
 // mode (Kernel<LOG, SEG>: log_softmax or not, slabs cut along inner or
 // whole units) from p: kernel(args..., shape), as many CTAs as
 // tiles up to 32 waves (the hardware balances them; kernels stride over
-// the rest).
+// the rest).  stat_bytes: shared memory a row of flat_rows tiles takes
+// past the buffers (one more row than the tile holds).
 template <class T, int C, int B, int NIN, template <bool, bool> class Kernel, class... Args>
-cudaError_t launch(const kgen::softmax::Problem& p, cudaStream_t stream, Args... args) {
+cudaError_t launch(const kgen::softmax::Problem& p, cudaStream_t stream, int stat_bytes, Args... args) {
   constexpr int64_t kCapacity = int64_t{B} * C;
   const kgen::softmax::TileShape sh = kgen::softmax::tile_shape(p, kCapacity, sizeof(T));
-  const size_t smem = static_cast<size_t>(kgen::softmax::tile_smem_bytes(kCapacity, sizeof(T), NIN));
+  size_t smem = static_cast<size_t>(kgen::softmax::tile_smem_bytes(kCapacity, sizeof(T), NIN));
+  if (flat_rows(sh)) smem += static_cast<size_t>(sh.per_tile + 1) * stat_bytes;
   const unsigned grid = softmax::grid_for(sh.tiles, *p.device, B, 32);
   auto go = [&](auto kernel) {
     if (smem > 48 * 1024) {
