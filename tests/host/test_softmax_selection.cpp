@@ -236,12 +236,12 @@ TEST_CASE("rows no wide pack covers stay in registers at pack 1", "[selection][d
   }
 }
 
-TEST_CASE("odd rows of 3-40 values and odd slabs of short axes go to the tile tier when they fill the GPU",
+TEST_CASE("odd rows of 3-48 values and odd slabs of short axes go to the tile tier when they fill the GPU",
           "[selection][default-set]") {
   // H100 (bench/NOTES.md tile v1): 1.3-1.8x the pack-1 warp and strided
   // variants on rows of 5-29 and slabs of (3, 281); slower on rows of 333
-  // and longer, and on tensors of a few tiles; H200 (tile v3): slower on
-  // forward rows of 41-64
+  // and longer, and on tensors of a few tiles; H200 (tile v4): forward rows
+  // up to 48 (float32) and 40 (others)
   auto pick_dim = [](kgen_dtype_t d, int64_t outer, int64_t axis, int64_t inner, uintptr_t off) {
     const kgen::DeviceInfo dev = h100();
     kgen::softmax::Problem prob{d, false, outer, axis, addr(off), const_cast<void*>(addr(1u << 20 | off)), &dev,
@@ -256,18 +256,20 @@ TEST_CASE("odd rows of 3-40 values and odd slabs of short axes go to the tile ti
     for (int64_t cols : {5, 17, 29, 39}) CHECK(pick_dim(d, 2000000, cols, 1, 0).tier == SoftmaxTier::tile);
     // (rows of 2-4 a thread a row: the next test; float64 has no column variant)
     CHECK(pick_dim(d, 2000000, 3, 1, 0).tier == (elem(d) == 8 ? SoftmaxTier::tile : SoftmaxTier::column));
-    // forward rows of 41-64 in a warp at pack 1
-    for (int64_t cols : {41, 55, 63}) {
+    // forward rows past 48 (float32) or 40 in a warp at pack 1 (tile v4)
+    const int64_t past = elem(d) == 4 ? 49 : 41;
+    for (int64_t cols : {past, past + 14}) {
       const SoftmaxParams q = pick_dim(d, 2000000, cols, 1, 0);
       CHECK(q.tier == SoftmaxTier::warp);
       CHECK(q.cols_per_thread * q.group_width >= cols);
     }
+    CHECK(pick_dim(d, 2000000, past - 2, 1, 0).tier == SoftmaxTier::tile);
     // misaligned rows of a length a pack divides
     CHECK(pick_dim(d, 2000000, 32, 1, elem(d)).tier == SoftmaxTier::tile);
     // aligned ones keep their wide-pack warp variants
     CHECK(pick_dim(d, 2000000, 32, 1, 0).tier == SoftmaxTier::warp);
-    // rows of 2 and of 65 and more, and a few tiles' worth, keep the warp tier
-    for (int64_t cols : {2, 65, 333}) CHECK(pick_dim(d, 2000000, cols, 1, 0).tier != SoftmaxTier::tile);
+    // rows of 2 and of 333, and a few tiles' worth, keep the warp tier
+    for (int64_t cols : {2, 333}) CHECK(pick_dim(d, 2000000, cols, 1, 0).tier != SoftmaxTier::tile);
     CHECK(pick_dim(d, 100, 29, 1, 0).tier == SoftmaxTier::warp);
     if (elem(d) == 2) CHECK(pick_dim(d, 20681, 43, 1, elem(d)).tier == SoftmaxTier::warp);  // 3.3 tiles an SM
     // a short axis over an odd inner extent or an aligned one: a thread a
@@ -494,12 +496,18 @@ TEST_CASE("short-axis slabs: a thread a column up to an axis of 16, the tile pas
     const auto p = params_of<SoftmaxParams>(sel.variant);
     return std::make_pair(p, kgen::softmax::tile_shape(prob, int64_t{p.block_size} * p.cols_per_thread, elem(d)));
   };
-  // backward rows of 41-64 keep the tile (measured forward only)
-  for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16})
-    for (int64_t cols : {41, 63}) {
-      CHECK(pick_slab(d, 2000000, cols, 1, true).first.tier == SoftmaxTier::tile);
-      CHECK(pick_slab(d, 2000000, cols, 1, false).first.tier == SoftmaxTier::warp);
-    }
+  // forward rows in the tile up to 48 values (float32) and 40 (half
+  // types), the warp tier past them; the backward's up to 64 (measured
+  // forward only; bench/NOTES.md tile v4)
+  for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16}) {
+    INFO(elem(d));
+    const int64_t last = elem(d) == 2 ? 39 : 47;
+    for (int64_t cols : {int64_t{33}, last})
+      CHECK(pick_slab(d, 2000000, cols, 1, false).first.tier == SoftmaxTier::tile);
+    CHECK(pick_slab(d, 2000000, last + 2, 1, false).first.tier == SoftmaxTier::warp);
+    for (int64_t cols : {41, 63}) CHECK(pick_slab(d, 2000000, cols, 1, true).first.tier == SoftmaxTier::tile);
+    CHECK(pick_slab(d, 2000000, 65, 1, true).first.tier != SoftmaxTier::tile);
+  }
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16}) {
     INFO(elem(d));
     for (bool bwd : {false, true}) {

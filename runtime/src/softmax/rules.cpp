@@ -362,15 +362,23 @@ Score split_heuristic(const Params& q, const Problem& p) {
 //  - rows of 3-4 (after the tile's slots past the axis were skipped):
 //    1242x182x3x4 float16 10.8 us against 13.1 in the warp tier,
 //    2x512x149x5x3 float32 12.9 against 14.1 (random sweep);
-//  - forward rows of 41-64 go to the warp tier (2 values a lane): H200,
-//    kgen-bench softmax_dim --variants over rows of 23-63 (10 MB float32):
-//    the tile 1.03-1.39x the best warp variant's time from 41 values on,
-//    0.76-0.93x at 23-29, 0.88-1.19x at 33-37 (bench/NOTES.md tile v3).
-//    The backward was not measured there and keeps rows up to 64.
+//  - forward rows past tile_max_forward_row go to the warp tier: H200,
+//    kgen-bench softmax --variants, 64 MiB, with the forward's flat rows
+//    (bench/NOTES.md tile v4): float32 rows of 41-42 86% of copy in the
+//    tile against 64-70% in the warp tier (2 values a lane; H100, 128 MiB:
+//    0.81-0.87x its time), 57-127 74-93% against 75-100%.  The half types'
+//    rows of 41-63 ran 1.15-1.6x faster in the tile at 64-128 MiB on both
+//    GPUs, but in the H100 sweep log_softmax 14675x8x55 float16 one element
+//    in (12.9 MB) took 25.8 us there against 20.6 in the warp tier, and
+//    775x23x97 (3.4 MB) 9.6 against 7.6: they keep rows up to 40 until it
+//    is known where the tile loses.  (Before, float32 rows of 41-63 at 10
+//    MB had run 1.03-1.39x the warp tier's time in the tile: tile v3.)  The
+//    backward was not measured and keeps rows up to 64.
 // Among tiles: the fewest idle eighths of the tile, then blocks of 64
 // threads (32-128 within 5% on the sweep's problems but bfloat16 rows of
 // 673, which no rule gives the tile), then the smaller tile.
-constexpr int64_t kTileMinRow = 3, kTileMaxRow = 64, kTileMaxForwardRow = 40;
+constexpr int64_t kTileMinRow = 3, kTileMaxRow = 64;
+constexpr int64_t tile_max_forward_row(int size) { return size == 4 ? 48 : 40; }
 // Segments selection takes, in 16-byte packs (tile_shape allows
 // kTileMinSegmentPacks, so that every variant runs such slabs).
 constexpr int64_t kTileMinSelectedSegmentPacks = 32;
@@ -381,7 +389,7 @@ Score tile_heuristic(const Params& q, const Problem& p) {
   // forward slabs 8 (see above)
   const bool slab = p.inner > 1;
   if (pack_covers(p, 16) || (slab && !backward(p) && size < 8 && pack_covers(p, 8)) ||
-      (!slab && (p.cols < kTileMinRow || p.cols > (backward(p) ? kTileMaxRow : kTileMaxForwardRow))))
+      (!slab && (p.cols < kTileMinRow || p.cols > (backward(p) ? kTileMaxRow : tile_max_forward_row(size)))))
     return Score::reject();
   const int64_t cap = int64_t{q.block_size} * q.cols_per_thread;
   const TileShape sh = tile_shape(p, cap, size);
