@@ -25,6 +25,10 @@ Rows (inner == 1, the last dim): three tiers as in OneFlow's design:
            register tiers cannot use: whole rows staged through shared
            memory in 16-byte vectors at any length and alignment, computed
            there by groups of lanes, stored back in vectors.
+  span     rows no 16-byte pack divides (odd lengths, misaligned tensors)
+           of up to a warp's reach: a group of `group_width` lanes holds a
+           row's aligned body in 16-byte packs, `cols_per_thread` values a
+           lane, and its head and tail an element a lane; forward only.
 Strided (inner > 1, a middle dim, no transpose): a thread owns a pack of
 `pack_size` adjacent inner positions ("columns") and a share of the axis;
 `col_lanes` lanes of a warp cover adjacent packs (coalesced along inner), the
@@ -376,6 +380,37 @@ def tile_tier():
                 valid=tile_valid, in_default=tile_default)
 
 
+# The span tier: the warp tier's rows that no 16-byte pack divides, a lane
+# group's packs from the row's first 16-byte boundary (softmax.cuh
+# span_kernel): cols_per_thread / pack_size packs a lane (K), groups of
+# group_width lanes, rows_per_access rows a group.  Forward only, no fused
+# mask; not for float64 (the tile and the warp tier's 8-byte packs).
+SPAN_PACKS = (1, 2, 4)
+SPAN_GROUPS = (4, 8, 16, 32)
+
+
+def span_valid(d, p, arches):
+    return d.short != "f64" and p["cols_per_thread"] * p["rows_per_access"] <= max_cols_per_thread(d)
+
+
+def span_default(d, p):
+    """What the heuristic picks (runtime/src/softmax/rules.cpp
+    span_heuristic): for each count of packs a group holds, the fewest
+    lanes (4 packs a lane, one row a group), and under 16 packs the groups
+    of 4 lanes: 1 pack a lane (two rows) and 2."""
+    k, g, r = p["cols_per_thread"] // p["pack_size"], p["group_width"], p["rows_per_access"]
+    return (k == 4 and r == 1) or (g == 4 and (k, r) in ((1, 2), (2, 1)))
+
+
+def span_tier():
+    return Tier(name="span", template="softmax_span.cu.j2",
+                params=(Param("pack_size", "p", lambda d: [max_pack(d)]),
+                        Param("cols_per_thread", "c", lambda d: [max_pack(d) * k for k in SPAN_PACKS]),
+                        Param("group_width", "g", lambda d: SPAN_GROUPS),
+                        Param("rows_per_access", "r", lambda d: (1, 2))),
+                valid=span_valid, in_default=span_default)
+
+
 # The backward family (softmax_backward.py) renders the same templates with
 # its own kernels (DEVICE_NS).
 TIERS = (
@@ -432,4 +467,5 @@ TIERS = (
         generic=True,
         fixed=(("pack_size", 1), ("block_size", 256), ("col_lanes", 32)),
     ),
+    span_tier(),
 )

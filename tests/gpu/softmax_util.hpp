@@ -75,7 +75,7 @@ inline BackwardCase backward_case(kgen_dtype_t d, int64_t outer, int64_t axis, i
 }
 
 // The tiers of the softmax and softmax_backward families (one parameter space).
-enum class Tier { warp, smem, uncached, block, cluster, split, tile, strided, strided_uncached, column, generic };
+enum class Tier { warp, smem, uncached, block, cluster, split, tile, strided, strided_uncached, column, generic, span };
 
 struct VariantFacts {
   const char* name;
@@ -88,7 +88,7 @@ struct VariantFacts {
   // any inner
   bool row() const {
     return tier == Tier::warp || tier == Tier::smem || tier == Tier::uncached || tier == Tier::block ||
-           tier == Tier::cluster;
+           tier == Tier::cluster || tier == Tier::span;
   }
   // the tiers of a dim that is not the last only (no fused mask)
   bool strided() const { return tier == Tier::strided || tier == Tier::strided_uncached || tier == Tier::column; }
@@ -117,6 +117,7 @@ VariantFacts facts_of(const kgen::VariantInfo* v) {
     case T::strided_uncached: tier = Tier::strided_uncached; break;
     case T::column: tier = Tier::column; break;
     case T::generic: tier = Tier::generic; break;
+    case T::span: tier = Tier::span; break;
   }
   return {v->name,       tier,      p.pack_size,   p.cols_per_thread,
           p.group_width, p.padding, p.col_lanes,   p.axis_per_thread,

@@ -175,14 +175,17 @@ TEST_CASE("misaligned pointers are handled by automatic selection", "[softmax][a
   }
 }
 
-TEST_CASE("every tile variant on misaligned rows, x and y apart", "[softmax][alignment]") {
+TEST_CASE("every tile and span variant on misaligned rows, x and y apart", "[softmax][alignment]") {
   // whole rows of up to 256 values are computed on their way out of the
   // tile (softmax.cuh tile_rows): the edge elements one at a time, packs
-  // a row crosses, rows shorter than a pack, y not congruent to x
+  // a row crosses, rows shorter than a pack, y not congruent to x; the
+  // span tier holds a row's aligned body from its first 16-byte boundary
+  // and the head and tail an element a lane, whatever the row's offset
   for (kgen_dtype_t d : kDtypes) {
     const int e = elem_size(d);
-    int ran = 0;
-    for (Shape s : {Shape{1001, 2}, Shape{999, 7}, Shape{513, 12}, Shape{257, 33}, Shape{129, 127}, Shape{65, 255}}) {
+    std::map<Tier, int> ran;
+    for (Shape s : {Shape{1001, 2}, Shape{999, 7}, Shape{513, 12}, Shape{257, 33}, Shape{129, 127}, Shape{65, 255},
+                    Shape{37, 41}, Shape{33, 333}, Shape{17, 1001}}) {
       const size_t n = static_cast<size_t>(s.rows * s.cols);
       HostTensor x = random_tensor(d, n);
       const std::vector<double> want[2] = {reference(x, s.rows, s.cols, false), reference(x, s.rows, s.cols, true)};
@@ -191,13 +194,14 @@ TEST_CASE("every tile variant on misaligned rows, x and y apart", "[softmax][ali
         CUDA_REQUIRE(cudaMemcpy(dx.at(x_off), x.bytes.data(), x.bytes.size(), cudaMemcpyHostToDevice));
         for (size_t y_off : {size_t(0), size_t(e)})
           for (const VariantFacts& v : family_variants(kgen::Family::softmax, d))
-            if (v.tier == Tier::tile)
+            if (v.tier == Tier::tile || v.tier == Tier::span)
               for (int log = 0; log < 2; ++log)
-                ran += run_and_check(v.name, log, d, s, dx, x_off, dy, y_off, want[log], 0xFF);
+                ran[v.tier] += run_and_check(v.name, log, d, s, dx, x_off, dy, y_off, want[log], 0xFF);
       }
     }
     INFO(elem_size(d));
-    CHECK(ran >= 6 * 3 * 2 * 2);  // a tile variant at least, every shape, offset and mode
+    CHECK(ran[Tier::tile] >= 6 * 3 * 2 * 2);  // a tile variant at least, every shape, offset and mode
+    if (d != KGEN_FLOAT64) CHECK(ran[Tier::span] >= 6 * 3 * 2 * 2);  // a span variant on every shape of 15 values or more (none for float64)
   }
 }
 

@@ -206,9 +206,10 @@ TEST_CASE("rows no wide pack covers stay in registers at pack 1", "[selection][d
   // 0.13x torch; bench/NOTES.md sweep v1)
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16, KGEN_FLOAT64}) {
     // (rows of 3-40 go to the tile tier, 3-64 backward: the next test; odd rows of 640 to
-    // 2048 to blocks of one or two warps)
+    // 2048 to blocks of one or two warps; of 13-1031 to the span tier but
+    // float64's: span_rows below)
     for (int64_t cols : {1, 333}) {
-      if (d == KGEN_FLOAT64 && cols > 512) continue;
+      if (cols == 333 && d != KGEN_FLOAT64) continue;
       Picked s = pick(d, 100000, cols);
       INFO(s.v->name << " cols " << cols);
       CHECK(s.p.tier == SoftmaxTier::warp);
@@ -236,6 +237,38 @@ TEST_CASE("rows no wide pack covers stay in registers at pack 1", "[selection][d
   }
 }
 
+TEST_CASE("forward rows no 16-byte pack covers go to the span tier when y lies as x does",
+          "[selection][default-set]") {
+  // H200, kgen-bench softmax --variants (bench/NOTES.md span v1): rows of
+  // 13-511 (float32) and 29-1001 (half types) at 87-105% and 68-104% of
+  // copy, against 35-100% in the warp, tile and small-block tiers
+  for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16}) {
+    const int64_t pack = 16 / elem(d);
+    for (int64_t cols : {int64_t{41}, int64_t{77}, int64_t{333}, int64_t{511}, int64_t{513}, 130 * pack - 9}) {
+      for (bool log : {false, true}) {
+        Picked s = pick(d, 100000, cols, 0, 0, h100(), log);
+        INFO(s.v->name << " cols " << cols << " log " << log);
+        CHECK(s.p.tier == SoftmaxTier::span);
+        const int64_t packs = int64_t{s.p.group_width} * (s.p.cols_per_thread / s.p.pack_size);
+        CHECK(packs >= cols / pack);
+        CHECK(packs < 2 * (cols / pack));  // the fewest idle packs
+        // x and y at the same offset into a 16-byte line
+        CHECK(pick(d, 100000, cols, elem(d), elem(d), h100(), log).p.tier == SoftmaxTier::span);
+      }
+    }
+    // the fewest lanes a row: 4 packs a lane
+    CHECK(pick(d, 100000, 333).p.cols_per_thread == 4 * pack);
+    // y off x's alignment (stored an element at a time), small tensors, the
+    // backward, rows a 16-byte pack covers, and rows past a group of 32
+    // lanes x 4 packs keep their tiers
+    CHECK(pick(d, 100000, 333, elem(d), 0).p.tier != SoftmaxTier::span);
+    CHECK(pick(d, 100000, 333, 0, elem(d)).p.tier != SoftmaxTier::span);
+    CHECK(pick(d, 300, 333).p.tier != SoftmaxTier::span);
+    CHECK(pick(d, 100000, 320).p.tier == SoftmaxTier::warp);
+    CHECK(pick(d, 100000, 128 * pack + pack + 1).p.tier == SoftmaxTier::block);
+  }
+}
+
 TEST_CASE("odd rows of 3-48 values and odd slabs of short axes go to the tile tier when they fill the GPU",
           "[selection][default-set]") {
   // H100 (bench/NOTES.md tile v1): 1.3-1.8x the pack-1 warp and strided
@@ -253,29 +286,40 @@ TEST_CASE("odd rows of 3-48 values and odd slabs of short axes go to the tile ti
   };
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16, KGEN_FLOAT64}) {
     INFO(elem(d));
-    for (int64_t cols : {5, 17, 29, 39}) CHECK(pick_dim(d, 2000000, cols, 1, 0).tier == SoftmaxTier::tile);
+    // rows from span_first_row on (float32 13, half types 33) go to the
+    // span tier ahead of the tile (span v1); float64 has no span variant
+    const bool f64 = elem(d) == 8;
+    const int64_t span_from = f64 ? 1000 : elem(d) == 4 ? 13 : 33;
+    for (int64_t cols : {5, 11, 17, 27, 29, 39}) {
+      INFO("cols " << cols);
+      CHECK(pick_dim(d, 2000000, cols, 1, 0).tier == (cols < span_from ? SoftmaxTier::tile : SoftmaxTier::span));
+    }
     // (rows of 2-4 a thread a row: the next test; float64 has no column variant)
-    CHECK(pick_dim(d, 2000000, 3, 1, 0).tier == (elem(d) == 8 ? SoftmaxTier::tile : SoftmaxTier::column));
-    // forward rows past 48 (float32) or 40 in a warp at pack 1 (tile v4)
+    CHECK(pick_dim(d, 2000000, 3, 1, 0).tier == (f64 ? SoftmaxTier::tile : SoftmaxTier::column));
+    // forward rows past 48 (float32) or 40 in a warp at pack 1 (tile v4),
+    // in a span but float64's
     const int64_t past = elem(d) == 4 ? 49 : 41;
     for (int64_t cols : {past, past + 14}) {
       const SoftmaxParams q = pick_dim(d, 2000000, cols, 1, 0);
-      CHECK(q.tier == SoftmaxTier::warp);
-      CHECK(q.cols_per_thread * q.group_width >= cols);
+      CHECK(q.tier == (f64 ? SoftmaxTier::warp : SoftmaxTier::span));
+      CHECK(q.cols_per_thread * q.group_width >= cols - 2 * q.pack_size);
     }
-    CHECK(pick_dim(d, 2000000, past - 2, 1, 0).tier == SoftmaxTier::tile);
+    CHECK(pick_dim(d, 2000000, past - 2, 1, 0).tier == (f64 ? SoftmaxTier::tile : SoftmaxTier::span));
     // misaligned rows of a length a pack divides
-    CHECK(pick_dim(d, 2000000, 32, 1, elem(d)).tier == SoftmaxTier::tile);
+    CHECK(pick_dim(d, 2000000, 32, 1, elem(d)).tier == (elem(d) == 4 ? SoftmaxTier::span : SoftmaxTier::tile));
+    CHECK(pick_dim(d, 2000000, 40, 1, elem(d)).tier == (f64 ? SoftmaxTier::tile : SoftmaxTier::span));
     // aligned ones keep their wide-pack warp variants
     CHECK(pick_dim(d, 2000000, 32, 1, 0).tier == SoftmaxTier::warp);
     // rows of 2 and of 333, and a few tiles' worth, keep the warp tier
     for (int64_t cols : {2, 333}) CHECK(pick_dim(d, 2000000, cols, 1, 0).tier != SoftmaxTier::tile);
     CHECK(pick_dim(d, 100, 29, 1, 0).tier == SoftmaxTier::warp);
-    if (elem(d) == 2) CHECK(pick_dim(d, 20681, 43, 1, elem(d)).tier == SoftmaxTier::warp);  // 3.3 tiles an SM
+    // a few tiles an SM: the span tier, where it holds the row, above the
+    // warp tier's element loads (H200 sweep: log_softmax 3x157x17x5x19
+    // float16 8.5 -> 5.7 us)
+    if (elem(d) == 2) CHECK(pick_dim(d, 20681, 23, 1, elem(d)).tier == SoftmaxTier::span);
     // a short axis over an odd inner extent or an aligned one: a thread a
     // column (float64, which the default level gives no column variant:
     // the tile and the strided tile)
-    const bool f64 = elem(d) == 8;
     CHECK(pick_dim(d, 8192, 3, 281, 0).tier == (f64 ? SoftmaxTier::tile : SoftmaxTier::column));
     CHECK(pick_dim(d, 8192, 3, 256, 0).tier == (f64 ? SoftmaxTier::strided : SoftmaxTier::column));
   }
@@ -292,12 +336,19 @@ TEST_CASE("odd rows of 513-2048 go to blocks of one or two warps that they fill 
   // mode, below the smem tier while its loads waited one behind another,
   // ran odd rows of 547-777 at 81-103% against 43-96% in smem (warp v1;
   // even rows of this class, such as 630, were not timed).
+  // Since, rows that a span's 32 lanes x 4 packs hold (up to 1031 half
+  // values, 515 float32) go to the span tier (span v1; the test above).
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16}) {
+    const int64_t span_last = 128 * (16 / elem(d)) + 16 / elem(d) - 1;
     // (513: a block of 512 values holds it, the 513th in its unaligned end)
     for (int64_t cols : {513, 673, 777, 1001, 1023, 1999}) {
       for (bool log : {false, true}) {
         Picked s = pick(d, 20000, cols, 0, 0, h100(), log);
         INFO(s.v->name << " cols " << cols << " log " << log);
+        if (cols <= span_last) {
+          CHECK(s.p.tier == SoftmaxTier::span);
+          continue;
+        }
         CHECK(s.p.tier == SoftmaxTier::block);
         CHECK(int64_t{s.p.block_size} * s.p.cols_per_thread < 2 * cols);
         if (cols > 1024) continue;  // 1999: 64 x 32 values, or 128 x 16 where it holds the row too
@@ -310,15 +361,15 @@ TEST_CASE("odd rows of 513-2048 go to blocks of one or two warps that they fill 
       for (bool log : {false, true}) {
         Picked s = pick(d, 20000, cols, 0, 0, h100(), log);
         INFO(s.v->name << " cols " << cols << " log " << log);
-        CHECK(s.p.tier == SoftmaxTier::block);
-        CHECK(int64_t{s.p.block_size} * s.p.cols_per_thread < 2 * cols);
+        CHECK(s.p.tier == (cols <= span_last ? SoftmaxTier::span : SoftmaxTier::block));
+        if (cols > span_last) CHECK(int64_t{s.p.block_size} * s.p.cols_per_thread < 2 * cols);
       }
     }
     for (bool log : {false, true}) {
       Picked s = pick(d, 20000, 630, 0, 0, h100(), log);
       INFO(s.v->name << " cols 630 log " << log);
-      CHECK(s.p.tier == SoftmaxTier::warp);
-      CHECK(s.p.pack_size == 1);
+      CHECK(s.p.tier == (630 <= span_last ? SoftmaxTier::span : SoftmaxTier::warp));
+      if (630 > span_last) CHECK(s.p.pack_size == 1);
     }
     // even rows keep their wide-pack warp variants
     Picked even = pick(d, 20000, 1024, 0, 0, h100(), true);
@@ -366,6 +417,15 @@ TEST_CASE("supports() decides capability from extents and alignment", "[selectio
         kgen::softmax::Problem shifted = prob;
         shifted.x = addr(4);
         CHECK(v->supports(*v, &shifted));
+        continue;
+      }
+      if (p.tier == SoftmaxTier::span) {  // a body pack at least, at most a group's packs, any alignment
+        const int64_t packs = int64_t{p.group_width} * (p.cols_per_thread / p.pack_size);
+        const bool fits = cols >= 2 * p.pack_size - 1 && cols / p.pack_size <= packs;
+        CHECK(v->supports(*v, &prob) == fits);
+        kgen::softmax::Problem shifted = prob;
+        shifted.x = addr(4);
+        CHECK(v->supports(*v, &shifted) == fits);
         continue;
       }
       if (p.tier == SoftmaxTier::tile) {  // a whole row in the tile, any alignment
@@ -497,14 +557,16 @@ TEST_CASE("short-axis slabs: a thread a column up to an axis of 16, the tile pas
     return std::make_pair(p, kgen::softmax::tile_shape(prob, int64_t{p.block_size} * p.cols_per_thread, elem(d)));
   };
   // forward rows in the tile up to 48 values (float32) and 40 (half
-  // types), the warp tier past them; the backward's up to 64 (measured
-  // forward only; bench/NOTES.md tile v4)
+  // types) but from 13 (float32) and 33 (half types) on, where the span
+  // tier leads (bench/NOTES.md tile v4, span v1); the backward's up to 64
+  // (measured forward only)
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16}) {
     INFO(elem(d));
-    const int64_t last = elem(d) == 2 ? 39 : 47;
-    for (int64_t cols : {int64_t{33}, last})
+    const bool half = elem(d) == 2;
+    for (int64_t cols : {int64_t{7}, half ? int64_t{27} : int64_t{11}})
       CHECK(pick_slab(d, 2000000, cols, 1, false).first.tier == SoftmaxTier::tile);
-    CHECK(pick_slab(d, 2000000, last + 2, 1, false).first.tier == SoftmaxTier::warp);
+    for (int64_t cols : {int64_t{33}, half ? int64_t{39} : int64_t{47}})
+      CHECK(pick_slab(d, 2000000, cols, 1, false).first.tier == SoftmaxTier::span);
     for (int64_t cols : {41, 63}) CHECK(pick_slab(d, 2000000, cols, 1, true).first.tier == SoftmaxTier::tile);
     CHECK(pick_slab(d, 2000000, 65, 1, true).first.tier != SoftmaxTier::tile);
   }

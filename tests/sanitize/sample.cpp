@@ -288,6 +288,15 @@ std::vector<SoftmaxSpec> softmax_specs(const SoftmaxKnobs& k, bool backward, int
       specs.push_back({1, 2, 2 * cap + 3, 0, 0});
       break;
     }
+    case SoftmaxTier::span: {
+      // odd rows: near the group's reach (head, body and tail; rows start
+      // at every misalignment) and about half of it; 37 rows: a partial last
+      // group of rows and a partial block
+      const int64_t reach = int64_t{k.cols_per_thread} * k.group_width;
+      specs.push_back({37, reach - 1, 1, 0, 0});
+      specs.push_back({37, std::max<int64_t>(2 * p - 1, reach / 2 + 1), 1, 1, 0});
+      break;
+    }
     case SoftmaxTier::strided: {
       // the longest axis the tile takes with a partial last round, and a
       // short one; columns past a whole tile

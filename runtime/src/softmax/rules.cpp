@@ -91,6 +91,16 @@ bool slice_supports(const Params& q, const Problem& p) {
          sh.held_bytes() + kSliceSmemReserve <= static_cast<int64_t>(p.device->smem_per_block_optin);
 }
 
+// The span tier (softmax.cuh span_kernel): a lane group holds a row's
+// aligned body in 16-byte packs (cols_per_thread / pack_size a lane) and
+// its head and tail an element a lane: rows of 2 x pack - 1 values at
+// least (a body pack), at most group_width x that many body packs.
+template <class Params>
+bool span_supports(const Params& q, const Problem& p) {
+  return p.inner == 1 && !p.mask && p.cols >= 2 * q.pack_size - 1 &&
+         p.cols / q.pack_size <= int64_t{q.group_width} * (q.cols_per_thread / q.pack_size);
+}
+
 // The two families' params structs are generated from the same tiers (the
 // backward family reuses the forward's), so one set of rules reads both.
 template <class Params, class Tier>
@@ -103,6 +113,7 @@ bool supports_as(const VariantInfo& v, const Problem& p) {
            p.rows * split_parts(p, q.block_size, dtype_size(p.dtype)) <= INT32_MAX;
   if (q.tier == Tier::tile)
     return !p.mask && tile_fits(p, int64_t{q.block_size} * q.cols_per_thread, dtype_size(p.dtype));
+  if (q.tier == Tier::span) return span_supports(q, p);
   const int64_t pack_bytes = int64_t{q.pack_size} * dtype_size(p.dtype);
   const bool strided = q.tier == Tier::strided || q.tier == Tier::strided_uncached || q.tier == Tier::column;
   if (strided) {
@@ -137,6 +148,7 @@ bool supports_as(const VariantInfo& v, const Problem& p) {
     case Tier::cluster:
     case Tier::split:
     case Tier::tile:
+    case Tier::span:
       return false;  // above
   }
   return false;
@@ -373,7 +385,9 @@ Score split_heuristic(const Params& q, const Problem& p) {
 //    775x23x97 (3.4 MB) 9.6 against 7.6: they keep rows up to 40 until it
 //    is known where the tile loses.  (Before, float32 rows of 41-63 at 10
 //    MB had run 1.03-1.39x the warp tier's time in the tile: tile v3.)  The
-//    backward was not measured and keeps rows up to 64.
+//    backward was not measured and keeps rows up to 64.  (Since, the
+//    span tier runs forward rows of span_first_row and more that no
+//    16-byte pack covers, ahead of the tile: span_heuristic above.)
 // Among tiles: the fewest idle eighths of the tile, then blocks of 64
 // threads (32-128 within 5% on the sweep's problems but bfloat16 rows of
 // 673, which no rule gives the tile), then the smaller tile.
@@ -382,6 +396,46 @@ constexpr int64_t tile_max_forward_row(int size) { return size == 4 ? 48 : 40; }
 // Segments selection takes, in 16-byte packs (tile_shape allows
 // kTileMinSegmentPacks, so that every variant runs such slabs).
 constexpr int64_t kTileMinSelectedSegmentPacks = 32;
+// Forward rows no 16-byte pack covers (odd lengths, tensors a few
+// elements into their storage) with y congruent to x, in tensors of
+// kSpanMinBytes or more.  H200, kgen-bench softmax --variants at 64 MiB
+// (bench/NOTES.md span v1), % of copy: half-type rows of 33-511 at 70-104%
+// against 35-70% in the warp tier's element loads and 53-70% in the tile;
+// of 777 and 1001 101-103% against 87-98% in blocks of one warp; float32
+// rows of 13-511 87-105% against 76-89% (tile) and 75-100% (warp).  So
+// above every other tier from span_first_row on (key 4: the blocks of one
+// and two warps too); shorter rows (float32 7-12: 87-95% in the tile, 81-88%
+// in spans; half types 15-29: 58-68% in either on the H200, and rows of 29
+// 1.04-1.07x the tile's time in spans on the H100) stay the tile's where it
+// fills the GPU, the span above the warp tier otherwise.  y off x's
+// alignment would be stored an element at a time (H200 sweep, x one element
+// into its storage: 7x16x1117x421 float16 259 us against 68 in the warp
+// tier), and small tensors ran 0.2-0.4 us slower than in the warp tier
+// (H200 sweep: log_softmax 223 float32 3.3 -> 3.6 us, 49x89 bfloat16 3.5
+// -> 4.0: a warp's longer chain of dependent instructions where nothing
+// hides it).  Among spans: the fewest idle eighths of the group's packs,
+// then the fewest lanes a row (more packs a lane: half-type rows of 333
+// 92-94% in 16 lanes x 4 packs, 82-92% in 32 x 2; float32 rows of 77
+// 98-99% in 8 x 4, 93-97% in 16 x 2), then one row a group unless a lane
+// holds one pack.
+constexpr int64_t kSpanMinBytes = int64_t{1} << 19;
+constexpr int64_t span_first_row(int size) { return size == 4 ? 13 : 33; }
+template <class Params>
+Score span_heuristic(const Params& q, const Problem& p) {
+  const int size = dtype_size(p.dtype);
+  if (backward(p) || pack_covers(p, 16) || !congruent_xy(p) || p.rows * p.cols * size < kSpanMinBytes)
+    return Score::reject();
+  Score s;
+  s.key[0] = p.cols >= span_first_row(size) ? 4 : 3;
+  s.key[1] = 50;  // key 3: above the warp tier (at most 16), below the tile (99-100)
+  const int64_t cap = int64_t{q.group_width} * (q.cols_per_thread / q.pack_size);  // body packs
+  const int64_t body = std::min(cap, p.cols / q.pack_size);
+  s.key[2] = -((cap - body) * 8 / cap);
+  s.key[3] = q.cols_per_thread / q.pack_size;
+  s.key[4] = (q.rows_per_access == 2) == (q.cols_per_thread == q.pack_size);
+  return s;
+}
+
 template <class Params>
 Score tile_heuristic(const Params& q, const Problem& p) {
   const int size = dtype_size(p.dtype);
@@ -540,6 +594,8 @@ Score heuristic_as(const VariantInfo& v, const Problem& p) {
       return split_heuristic(q, p);
     case Tier::tile:
       return tile_heuristic(q, p);
+    case Tier::span:
+      return span_heuristic(q, p);
     case Tier::strided: {
       // Above the row tiers when the dim is not the last (they cannot run
       // it); below the generic one when it is (a column a lane,

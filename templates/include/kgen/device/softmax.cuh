@@ -19,6 +19,36 @@ namespace device {
 namespace softmax {
 
 // ---------------------------------------------------------------- warp tier
+// R rows whose values a group of G lanes holds, V a lane (-inf where a lane
+// holds none of the row): mx and sum each row's max and sum of exps over
+// the group, and buf x - max (LOG) or exp(x - max).
+template <class Max, int G, bool LOG, int R, int V, class Cm>
+__device__ __forceinline__ void group_rows(Cm (&buf)[R][V], Cm (&mx)[R], Cm (&sum)[R]) {
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    mx[r] = neg_inf<Cm>();
+#pragma unroll
+    for (int k = 0; k < V; ++k) mx[r] = Max()(mx[r], buf[r][k]);
+  }
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    mx[r] = group_all_reduce<G>(mx[r], Max());
+    sum[r] = 0;
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      buf[r][k] -= mx[r];
+      if (LOG) {
+        sum[r] += kexp(buf[r][k]);
+      } else {
+        buf[r][k] = kexp(buf[r][k]);
+        sum[r] += buf[r][k];
+      }
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < R; ++r) sum[r] = group_all_reduce<G>(sum[r], SumOp());
+}
+
 // No register cap: with every load of a row in flight before the first use
 // (below), 5 blocks of 128 an SM (92-100 registers at 64 values a lane)
 // have 8 16-byte loads a lane outstanding.  The cap of 80 registers that
@@ -84,39 +114,17 @@ __global__ void __launch_bounds__(BLOCK)
         }
       }
     }
-    Cm mx[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int i = 0; i < kPacks; ++i)
+        if (PAD && (i * G + g_lane) * P >= cols)
+#pragma unroll
+          for (int j = 0; j < P; ++j) buf[r][i * P + j] = neg_inf<Cm>();
+    Cm mx[R], sum[R];
+    group_rows<typename Load::Max, G, LOG>(buf, mx, sum);
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-      mx[r] = neg_inf<Cm>();
-#pragma unroll
-      for (int i = 0; i < kPacks; ++i) {
-        const bool in = !PAD || (i * G + g_lane) * P < cols;
-#pragma unroll
-        for (int j = 0; j < P; ++j) {
-          if (!in) buf[r][i * P + j] = neg_inf<Cm>();
-          mx[r] = typename Load::Max()(mx[r], buf[r][i * P + j]);
-        }
-      }
-    }
-    Cm sum[R];
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      mx[r] = group_all_reduce<G>(mx[r], typename Load::Max());
-      sum[r] = 0;
-#pragma unroll
-      for (int k = 0; k < C; ++k) {
-        buf[r][k] -= mx[r];
-        if (LOG) {
-          sum[r] += kexp(buf[r][k]);
-        } else {
-          buf[r][k] = kexp(buf[r][k]);
-          sum[r] += buf[r][k];
-        }
-      }
-    }
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      sum[r] = group_all_reduce<G>(sum[r], SumOp());
       if (row(r) >= rows) continue;
       // one reciprocal a row, not a division an element (div.rn is ~10
       // instructions; the half-type rows are instruction-bound)
@@ -132,6 +140,107 @@ __global__ void __launch_bounds__(BLOCK)
         for (int j = 0; j < P; ++j)
           out[j] = zero ? Cm(0) : LOG ? buf[r][i * P + j] - s : buf[r][i * P + j] * s;
         store_pack<T, P>(yr + col, out);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------- span tier
+// A max in one instruction (fmax; MaxOp's compare and select took two): a
+// NaN it drops still makes the row's sum, so every value of the row, NaN.
+struct FastMaxOp {
+  template <class C> __device__ __forceinline__ C operator()(C a, C b) const { return fmax(a, b); }
+};
+
+// The warp tier's rows that no 16-byte pack divides (odd lengths, tensors a
+// few elements into their storage), which it reads an element a load: a
+// group of G lanes holds a row's aligned body (from its first 16-byte
+// boundary) in 16-byte packs, body pack k in lane k % G, slot k / G (K
+// slots), and the head and tail (fewer than a pack each) an element a
+// lane, edge q in lane q % G: row_slice.cuh's layout at the size of a lane
+// group.  Rows of 2P - 1 values at least (a body pack) and K x G body packs
+// at most.  y is stored in the same packs when congruent to x modulo 16
+// bytes, else an element at a time.  (H200, kgen-bench at 128 MiB:
+// float16 rows of 77 at 77-79% of copy where the warp tier's element loads
+// ran 45-50%, of 255 at 99% against 69-83%; bench/NOTES.md span v1.)
+template <class T, int K, int G, int R, bool LOG, int BLOCK>
+__global__ void __launch_bounds__(BLOCK) span_kernel(const T* x, T* y, int64_t rows, int cols) {
+  using Cm = compute_t<T>;
+  constexpr int P = rows::kVec<T>;
+  constexpr int E = (2 * P - 2 + G - 1) / G;  // edge elements a lane holds at most
+  constexpr int V = K * P + E;
+  constexpr int kGroups = 32 / G;
+  constexpr int kRowsPerWarp = kGroups * R;
+  const int lane = threadIdx.x % 32;
+  const int g_lane = lane % G;
+  const int64_t warp = int64_t{blockIdx.x} * (BLOCK / 32) + threadIdx.x / 32;
+  const int64_t warps = int64_t{gridDim.x} * (BLOCK / 32);
+  const bool vec = rows::congruent(x, y);
+  for (int64_t base = warp * kRowsPerWarp; base < rows; base += warps * kRowsPerWarp) {
+    const int64_t row0 = base + lane / G;
+    const auto row = [&](int r) { return row0 + int64_t{r} * kGroups; };
+    // a row's edge element q of this lane: the head's columns first, then
+    // the tail's (head + body x P on); past the row when col >= cols
+    const auto edge_col = [&](int q, int head, int body) { return q < head ? q : body * P + q; };
+    int head[R], body[R];
+    rows::Raw pk[R][K];
+    T edge[R][E];
+    // Every load issued before any value is used: a slot past the body
+    // reads the body's last pack and an edge past the row the row's first
+    // element (values replaced by -inf below), so no load waits on a
+    // predicate.
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const T* xr = x + (row(r) < rows ? row(r) : 0) * cols;
+      const int mis = tiles::misalignment(xr);
+      head[r] = mis ? P - mis : 0;
+      body[r] = (cols - head[r]) / P;
+#pragma unroll
+      for (int i = 0; i < K; ++i) {
+        const int k = i * G + g_lane;
+        pk[r][i] = rows::load_raw(xr + head[r] + (k < body[r] ? k : body[r] - 1) * P, true);
+      }
+#pragma unroll
+      for (int e = 0; e < E; ++e) {
+        const int c = edge_col(e * G + g_lane, head[r], body[r]);
+        edge[r][e] = xr[c < cols ? c : 0];
+      }
+    }
+    Cm buf[R][V];
+    const rows::Raw none = rows::raw_fill(rows::raw_neg_inf<T>());
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+#pragma unroll
+      for (int i = 0; i < K; ++i) {
+        const rows::Raw v = i * G + g_lane < body[r] ? pk[r][i] : none;  // four selects, not one a value
+#pragma unroll
+        for (int j = 0; j < P; ++j) buf[r][i * P + j] = rows::value<T>(v, j);
+      }
+#pragma unroll
+      for (int e = 0; e < E; ++e)
+        buf[r][K * P + e] = edge_col(e * G + g_lane, head[r], body[r]) < cols ? to_compute(edge[r][e]) : neg_inf<Cm>();
+    }
+    Cm mx[R], sum[R];
+    group_rows<FastMaxOp, G, LOG>(buf, mx, sum);
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      if (row(r) >= rows) continue;
+      const Cm s = LOG ? klog(sum[r]) : Cm(1) / sum[r];
+      T* yr = y + row(r) * cols;
+      const auto out = [&](Cm v) { return LOG ? v - s : v * s; };
+#pragma unroll
+      for (int i = 0; i < K; ++i) {
+        const int k = i * G + g_lane;
+        if (k >= body[r]) continue;
+        Cm o[P];
+#pragma unroll
+        for (int j = 0; j < P; ++j) o[j] = out(buf[r][i * P + j]);
+        rows::store_values<T>(yr + head[r] + k * P, o, vec);
+      }
+#pragma unroll
+      for (int e = 0; e < E; ++e) {
+        const int c = edge_col(e * G + g_lane, head[r], body[r]);
+        if (c < cols) yr[c] = from_compute<T>(out(buf[r][K * P + e]));
       }
     }
   }
@@ -683,6 +792,22 @@ template <class T, int P, int C, int G, int R, bool PAD>
 cudaError_t launch_warp(const void* problem, cudaStream_t stream) {
   return with_load<T, WarpLaunch<P, C, G, R, PAD>::template With>(
       *static_cast<const kgen::softmax::Problem*>(problem), stream);
+}
+
+template <class T, int C, int G, int R>
+cudaError_t launch_span(const void* problem, cudaStream_t stream) {
+  const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
+  constexpr int kBlock = 128, K = C / rows::kVec<T>;
+  constexpr int kRowsPerBlock = (kBlock / 32) * (32 / G) * R;
+  const unsigned grid = grid_for(ceil_div(p.rows, kRowsPerBlock), *p.device, kBlock, 32);
+  const T* x = static_cast<const T*>(p.x);
+  T* y = static_cast<T*>(p.y);
+  const int cols = static_cast<int>(p.cols);
+  if (p.log)
+    span_kernel<T, K, G, R, true, kBlock><<<grid, kBlock, 0, stream>>>(x, y, p.rows, cols);
+  else
+    span_kernel<T, K, G, R, false, kBlock><<<grid, kBlock, 0, stream>>>(x, y, p.rows, cols);
+  return cudaGetLastError();
 }
 
 template <int P, int BLOCK>
