@@ -399,10 +399,10 @@ constexpr int64_t kTileMinSelectedSegmentPacks = 32;
 // Forward rows no 16-byte pack covers (odd lengths, tensors a few
 // elements into their storage) with y congruent to x, in tensors of
 // kSpanMinBytes or more.  H200, kgen-bench softmax --variants at 64 MiB
-// (bench/NOTES.md span v1), % of copy: half-type rows of 33-511 at 70-104%
+// (bench/NOTES.md span v1), % of copy: half-type rows of 33-511 at 70-105%
 // against 35-70% in the warp tier's element loads and 53-70% in the tile;
-// of 777 and 1001 101-103% against 87-98% in blocks of one warp; float32
-// rows of 13-511 87-105% against 76-89% (tile) and 75-100% (warp).  So
+// of 777 and 1001 100-108% against 87-106% in blocks of one warp; float32
+// rows of 13-511 87-106% against 76-89% (tile) and 75-100% (warp).  So
 // above every other tier from span_first_row on (key 4: the blocks of one
 // and two warps too); shorter rows (float32 7-12: 87-95% in the tile, 81-88%
 // in spans; half types 15-29: 58-68% in either on the H200, and rows of 29
