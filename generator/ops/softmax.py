@@ -28,7 +28,7 @@ Rows (inner == 1, the last dim): three tiers as in OneFlow's design:
   span     rows no 16-byte pack divides (odd lengths, misaligned tensors)
            of up to a warp's reach: a group of `group_width` lanes holds a
            row's aligned body in 16-byte packs, `cols_per_thread` values a
-           lane, and its head and tail an element a lane; forward only.
+           lane, and its head and tail an element a lane.
 Strided (inner > 1, a middle dim, no transpose): a thread owns a pack of
 `pack_size` adjacent inner positions ("columns") and a share of the axis;
 `col_lanes` lanes of a warp cover adjacent packs (coalesced along inner), the
@@ -383,9 +383,9 @@ def tile_tier():
 # The span tier: the warp tier's rows that no 16-byte pack divides, a lane
 # group's packs from the row's first 16-byte boundary (softmax.cuh
 # span_kernel): cols_per_thread / pack_size packs a lane (K), groups of
-# group_width lanes, rows_per_access rows a group.  Forward only, no fused
-# mask; not for float64 (the tile and the warp tier's 8-byte packs).
-SPAN_PACKS = (1, 2, 4)
+# group_width lanes, rows_per_access rows a group.  No fused mask; not for
+# float64 (the tile and the warp tier's 8-byte packs).
+SPAN_PACKS = (1, 2, 3, 4)
 SPAN_GROUPS = (4, 8, 16, 32)
 
 
@@ -393,13 +393,30 @@ def span_valid(d, p, arches):
     return d.short != "f64" and p["cols_per_thread"] * p["rows_per_access"] <= max_cols_per_thread(d)
 
 
+def span_valid_backward(d, p, arches):
+    """The backward holds y and dy: the forward's budget for the two (as
+    the warp tier's warp_valid_backward)."""
+    return span_valid(d, p, arches)
+
+
 def span_default(d, p):
     """What the heuristic picks (runtime/src/softmax/rules.cpp
     span_heuristic): for each count of packs a group holds, the fewest
     lanes (4 packs a lane, one row a group), and under 16 packs the groups
-    of 4 lanes: 1 pack a lane (two rows) and 2."""
+    of 4 lanes: 1 pack a lane (two rows) and 2; for the half types, 3 packs
+    a lane in groups of 8 or more lanes fill the counts between (24-96
+    packs a group)."""
     k, g, r = p["cols_per_thread"] // p["pack_size"], p["group_width"], p["rows_per_access"]
+    if k == 3:
+        return d.size == 2 and g >= 8 and r == 1
     return (k == 4 and r == 1) or (g == 4 and (k, r) in ((1, 2), (2, 1)))
+
+
+def span_default_backward(d, p):
+    """The backward's spans serve the half types only (float32 rows ran at
+    copy speed in the warp tier), not in 4 lanes x 4 packs (span_heuristic)."""
+    k, g = p["cols_per_thread"] // p["pack_size"], p["group_width"]
+    return d.size == 2 and not (k == 4 and g == 4) and span_default(d, p)
 
 
 def span_tier():

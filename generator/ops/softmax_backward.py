@@ -29,8 +29,8 @@ def _backward(tier):
         return dataclasses.replace(tier, in_default=softmax.strided_default_in(softmax.STRIDED_BACKWARD))
     if tier.name == "column":
         return dataclasses.replace(softmax.column_tier(backward=True), cost=COST)
-    if tier.name == "span":  # forward only: no variants
-        return dataclasses.replace(tier, valid=lambda d, p, arches: False)
+    if tier.name == "span":
+        return dataclasses.replace(tier, valid=softmax.span_valid_backward, in_default=softmax.span_default_backward)
     if tier.name == "warp":
         return dataclasses.replace(tier, valid=softmax.warp_valid_backward, in_default=softmax.warp_default_backward)
     if tier.name == "block":

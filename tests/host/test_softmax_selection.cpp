@@ -17,6 +17,8 @@
 
 using kgen::gen::SoftmaxParams;
 using kgen::gen::SoftmaxTier;
+using kgen::gen::SoftmaxBackwardParams;
+using kgen::gen::SoftmaxBackwardTier;
 
 namespace {
 
@@ -256,8 +258,14 @@ TEST_CASE("forward rows no 16-byte pack covers go to the span tier when y lies a
         CHECK(pick(d, 100000, cols, elem(d), elem(d), h100(), log).p.tier == SoftmaxTier::span);
       }
     }
-    // the fewest lanes a row: 4 packs a lane
-    CHECK(pick(d, 100000, 333).p.cols_per_thread == 4 * pack);
+    // the fewest idle packs: half-type rows of 333 hold 41 body packs, 48
+    // slots at 3 packs a lane in 16 lanes against 64 at 4 (float32 keeps 4
+    // packs a lane); where the counts tie (64 body packs), the fewest lanes
+    CHECK(pick(d, 100000, 333).p.cols_per_thread == (elem(d) == 2 ? 3 : 4) * pack);
+    // 3 packs a lane only in groups of 8 or more: half-type rows of 89 (11
+    // body packs) take 4 lanes x 4 packs, not 4 x 3
+    CHECK(pick(d, 100000, 89).p.cols_per_thread == 4 * pack);
+    CHECK(pick(d, 100000, 64 * pack + 1).p.cols_per_thread == 4 * pack);
     // y off x's alignment (stored an element at a time), small tensors, the
     // backward, rows a 16-byte pack covers, and rows past a group of 32
     // lanes x 4 packs keep their tiers
@@ -539,6 +547,34 @@ TEST_CASE("forward rows of 2-4 a thread a row; of 5-6 where the tile does not fi
     for (int64_t cols : {1, 7}) CHECK(pick_row(d, 79133, cols, 0, false).tier != SoftmaxTier::column);
     for (int64_t rows : {int64_t{100}, int64_t{3000000}})
       CHECK(pick_row(d, rows, 3, 0, true).tier != SoftmaxTier::column);
+  }
+}
+
+TEST_CASE("backward rows no 16-byte pack covers: the tile up to 64 values, half-type spans past it when dy lies as y does",
+          "[selection][default-set]") {
+  const kgen::DeviceInfo dev = h100();
+  auto pick_bwd = [&](kgen_dtype_t d, int64_t rows, int64_t cols, uintptr_t dy_off) {
+    kgen::softmax::Problem prob = dim_problem(d, rows, cols, 1, true, dev);
+    prob.dy = addr((2u << 20) + dy_off);
+    auto sel = kgen::select_variant(kgen::Family::softmax_backward, d, dev, &prob, &kgen::softmax::heuristic);
+    REQUIRE(sel.variant != nullptr);
+    INFO(sel.variant->name << " for " << rows << "x" << cols << " dy +" << dy_off);
+    CHECK(sel.variant->supports(*sel.variant, &prob));
+    return params_of<SoftmaxBackwardParams>(sel.variant);
+  };
+  for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16}) {
+    INFO(elem(d));
+    CHECK(pick_bwd(d, 2000000, 41, 0).tier == SoftmaxBackwardTier::tile);
+    // float32 keeps the warp tier (at copy speed there)
+    for (int64_t cols : {77, 255, 511})
+      CHECK((pick_bwd(d, 200000, cols, 0).tier == SoftmaxBackwardTier::span) == (elem(d) == 2));
+    CHECK(pick_bwd(d, 200000, 77, elem(d)).tier != SoftmaxBackwardTier::span);
+    // rows of 77 and 127 (9 and 15 body packs): 8 lanes x 3 packs, not 4 x 4
+    if (elem(d) == 2)
+      for (int64_t cols : {77, 127}) {
+        const SoftmaxBackwardParams q = pick_bwd(d, 200000, cols, 0);
+        CHECK((q.group_width == 8 && q.cols_per_thread == 3 * q.pack_size));
+      }
   }
 }
 

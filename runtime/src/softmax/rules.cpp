@@ -55,9 +55,10 @@ bool pack_covers(const Problem& p, int64_t bytes) {
 // Whether y lies at x's offset modulo 16 bytes, so that the row tiers that
 // read x's aligned body in 16-byte packs can store y in the same packs
 // (otherwise they store it an element at a time).
-bool congruent_xy(const Problem& p) {
-  return (reinterpret_cast<uintptr_t>(p.x) - reinterpret_cast<uintptr_t>(p.y)) % 16 == 0;
+bool rows_congruent(const void* a, const void* b) {
+  return (reinterpret_cast<uintptr_t>(a) - reinterpret_cast<uintptr_t>(b)) % 16 == 0;
 }
+bool congruent_xy(const Problem& p) { return rows_congruent(p.x, p.y); }
 
 // Packs a thread of the block and cluster tiers holds in registers
 // (rows::kSliceRegPacks); forward clusters of 16 packs a thread keep the
@@ -91,13 +92,15 @@ bool slice_supports(const Params& q, const Problem& p) {
          sh.held_bytes() + kSliceSmemReserve <= static_cast<int64_t>(p.device->smem_per_block_optin);
 }
 
-// The span tier (softmax.cuh span_kernel): a lane group holds a row's
-// aligned body in 16-byte packs (cols_per_thread / pack_size a lane) and
-// its head and tail an element a lane: rows of 2 x pack - 1 values at
-// least (a body pack), at most group_width x that many body packs.
+// The span tier (softmax.cuh and softmax_backward.cuh span_kernel): a lane
+// group holds a row's aligned body in 16-byte packs (cols_per_thread /
+// pack_size a lane) and its head and tail an element a lane: rows of 2 x
+// pack - 1 values at least (a body pack), at most group_width x that many
+// body packs.
 template <class Params>
 bool span_supports(const Params& q, const Problem& p) {
-  return p.inner == 1 && !p.mask && p.cols >= 2 * q.pack_size - 1 &&
+  // the backward reads dy in y's packs
+  return p.inner == 1 && !p.mask && (!p.dy || rows_congruent(p.x, p.dy)) && p.cols >= 2 * q.pack_size - 1 &&
          p.cols / q.pack_size <= int64_t{q.group_width} * (q.cols_per_thread / q.pack_size);
 }
 
@@ -420,19 +423,39 @@ constexpr int64_t kTileMinSelectedSegmentPacks = 32;
 // holds one pack.
 constexpr int64_t kSpanMinBytes = int64_t{1} << 19;
 constexpr int64_t span_first_row(int size) { return size == 4 ? 13 : 33; }
+// Three packs a lane (bench/NOTES.md span v2): H200 kgen-bench softmax at
+// 128 MiB, half-type rows of 181-555 in groups of 8-32 lanes at 95-101% of
+// copy against 84-97% at four packs (fewer slots that re-read the body's
+// last pack; H100 at copy speed either way, 0.95-1.03x the time).  In
+// groups of 4 lanes (half-type rows of 77-97) from 10% below to 6% above
+// four packs, and float32 0-5% below (--variants, 64 MiB): only the half
+// types in groups of 8 or more.
+// The backward (dy congruent to y: span_supports), H200 kgen-bench
+// softmax_backward at 128 MiB: half-type rows of 127-1001 at 94-106% of
+// copy in spans against 65-93% in the warp tier's element loads, rows of
+// 77 at 82-90% against 82-84% (H100: 94-102% against 91-93%); float32 at
+// 103-106% either way, so float32 keeps the warp tier.  Above the warp
+// tier, below the tile.  Not 4 lanes x 4 packs (a lane holds y and dy:
+// twice the forward's values): H200 --variants at 128 MiB, rows of 127 at
+// 80-99% there against 94-104% in 8 lanes x 3 packs, and bfloat16
+// log_softmax rows of 77 at 66% against 90% (float16 and the plain
+// softmax: 89-94% against 82-85%).
 template <class Params>
 Score span_heuristic(const Params& q, const Problem& p) {
   const int size = dtype_size(p.dtype);
-  if (backward(p) || pack_covers(p, 16) || !congruent_xy(p) || p.rows * p.cols * size < kSpanMinBytes)
+  const bool bwd = backward(p);
+  const int packs = q.cols_per_thread / q.pack_size;  // a lane
+  if (pack_covers(p, 16) || !congruent_xy(p) || p.rows * p.cols * size < kSpanMinBytes) return Score::reject();
+  if ((packs == 3 && (size != 2 || q.group_width < 8)) || (bwd && (size != 2 || (packs == 4 && q.group_width == 4))))
     return Score::reject();
   Score s;
-  s.key[0] = p.cols >= span_first_row(size) ? 4 : 3;
+  s.key[0] = !bwd && p.cols >= span_first_row(size) ? 4 : 3;
   s.key[1] = 50;  // key 3: above the warp tier (at most 16), below the tile (99-100)
-  const int64_t cap = int64_t{q.group_width} * (q.cols_per_thread / q.pack_size);  // body packs
+  const int64_t cap = int64_t{q.group_width} * packs;  // body packs
   const int64_t body = std::min(cap, p.cols / q.pack_size);
   s.key[2] = -((cap - body) * 8 / cap);
-  s.key[3] = q.cols_per_thread / q.pack_size;
-  s.key[4] = (q.rows_per_access == 2) == (q.cols_per_thread == q.pack_size);
+  s.key[3] = bwd && packs == 3 ? 5 : packs;  // the backward: 3 packs before 4 (rows of 77: 82-90% against 72-77%)
+  s.key[4] = (q.rows_per_access == 2) == (packs == 1);
   return s;
 }
 

@@ -177,6 +177,39 @@ __device__ __forceinline__ Slice slice_of(const T* row, int64_t cols, int rank, 
   return s;
 }
 
+// A row in the span tiers' layout (softmax.cuh and softmax_backward.cuh
+// span_kernel): the slice layout above at the size of a lane group.  The
+// row's body packs go to a group of G lanes, pack k in lane k % G, slot
+// k / G (K slots a lane); its head and tail elements (the head's first)
+// go edge q in lane q % G, slot q / G (E slots).
+template <class T, int K, int G>
+struct GroupSpan {
+  static constexpr int P = kVec<T>;
+  static constexpr int E = (2 * P - 2 + G - 1) / G;  // edge elements a lane holds at most
+  int head, body, g_lane;
+  __device__ __forceinline__ static GroupSpan of(const T* row, int cols, int g_lane) {
+    const int mis = static_cast<int>(reinterpret_cast<uintptr_t>(row) % 16) / static_cast<int>(sizeof(T));
+    const int head = mis ? P - mis : 0;
+    return GroupSpan{head, (cols - head) / P, g_lane};
+  }
+  // whether slot i holds a body pack
+  __device__ __forceinline__ bool has(int i) const { return i * G + g_lane < body; }
+  // where slot i's pack starts in the row: past the body, the body's last
+  // pack, so that every slot loads unpredicated (the row has a body pack)
+  __device__ __forceinline__ int pack_at(int i) const {
+    const int k = i * G + g_lane;
+    return head + (k < body ? k : body - 1) * P;
+  }
+  // where body slot i's pack starts, for a slot has(i) holds (the stores:
+  // no clamp, so that the compiler keeps one store path a slot)
+  __device__ __forceinline__ int body_at(int i) const { return head + (i * G + g_lane) * P; }
+  // the column of edge slot e: the row's length or more past the row
+  __device__ __forceinline__ int edge_at(int e) const {
+    const int q = e * G + g_lane;
+    return q < head ? q : body * P + q;
+  }
+};
+
 // Streams this thread's packs k = t, t + B, ... < count of a slice, U
 // loads in flight: load(k) for U packs, then use(item, k) for each, from the
 // first round to the last or (REVERSE) from the last to the first.

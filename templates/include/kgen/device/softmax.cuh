@@ -76,17 +76,12 @@ __global__ void __launch_bounds__(BLOCK)
   using Cm = compute_t<T>;
   static_assert(C % P == 0 && 32 % G == 0, "bad warp tier shape");
   constexpr int kPacks = C / P;
-  constexpr int kGroups = 32 / G;
-  constexpr int kRowsPerWarp = kGroups * R;
-  const int lane = threadIdx.x % 32;
-  const int g_lane = lane % G;
-  const int64_t warp = int64_t{blockIdx.x} * (BLOCK / 32) + threadIdx.x / 32;
-  const int64_t warps = int64_t{gridDim.x} * (BLOCK / 32);
+  const LaneGroups<G, R, BLOCK> lg;
+  const int g_lane = lg.g_lane;
 
   Cm buf[R][C];
-  for (int64_t base = warp * kRowsPerWarp; base < rows; base += warps * kRowsPerWarp) {
-    const int64_t row0 = base + lane / G;
-    const auto row = [&](int r) { return row0 + int64_t{r} * kGroups; };
+  for (int64_t base = lg.first; base < rows; base += lg.step) {
+    const auto row = [&](int r) { return lg.row(base, r); };
     // Every load of the group's rows is issued before any value is used.  A
     // pack past its row reads the next row's values (replaced by -inf
     // below), so the loads need no predicate: one base address and
@@ -166,23 +161,13 @@ struct FastMaxOp {
 template <class T, int K, int G, int R, bool LOG, int BLOCK>
 __global__ void __launch_bounds__(BLOCK) span_kernel(const T* x, T* y, int64_t rows, int cols) {
   using Cm = compute_t<T>;
-  constexpr int P = rows::kVec<T>;
-  constexpr int E = (2 * P - 2 + G - 1) / G;  // edge elements a lane holds at most
-  constexpr int V = K * P + E;
-  constexpr int kGroups = 32 / G;
-  constexpr int kRowsPerWarp = kGroups * R;
-  const int lane = threadIdx.x % 32;
-  const int g_lane = lane % G;
-  const int64_t warp = int64_t{blockIdx.x} * (BLOCK / 32) + threadIdx.x / 32;
-  const int64_t warps = int64_t{gridDim.x} * (BLOCK / 32);
+  using Span = rows::GroupSpan<T, K, G>;
+  constexpr int P = Span::P, E = Span::E, V = K * P + E;
+  const LaneGroups<G, R, BLOCK> lg;
   const bool vec = rows::congruent(x, y);
-  for (int64_t base = warp * kRowsPerWarp; base < rows; base += warps * kRowsPerWarp) {
-    const int64_t row0 = base + lane / G;
-    const auto row = [&](int r) { return row0 + int64_t{r} * kGroups; };
-    // a row's edge element q of this lane: the head's columns first, then
-    // the tail's (head + body x P on); past the row when col >= cols
-    const auto edge_col = [&](int q, int head, int body) { return q < head ? q : body * P + q; };
-    int head[R], body[R];
+  for (int64_t base = lg.first; base < rows; base += lg.step) {
+    const auto row = [&](int r) { return lg.row(base, r); };
+    Span sp[R];
     rows::Raw pk[R][K];
     T edge[R][E];
     // Every load issued before any value is used: a slot past the body
@@ -192,19 +177,11 @@ __global__ void __launch_bounds__(BLOCK) span_kernel(const T* x, T* y, int64_t r
 #pragma unroll
     for (int r = 0; r < R; ++r) {
       const T* xr = x + (row(r) < rows ? row(r) : 0) * cols;
-      const int mis = tiles::misalignment(xr);
-      head[r] = mis ? P - mis : 0;
-      body[r] = (cols - head[r]) / P;
+      sp[r] = Span::of(xr, cols, lg.g_lane);
 #pragma unroll
-      for (int i = 0; i < K; ++i) {
-        const int k = i * G + g_lane;
-        pk[r][i] = rows::load_raw(xr + head[r] + (k < body[r] ? k : body[r] - 1) * P, true);
-      }
+      for (int i = 0; i < K; ++i) pk[r][i] = rows::load_raw(xr + sp[r].pack_at(i), true);
 #pragma unroll
-      for (int e = 0; e < E; ++e) {
-        const int c = edge_col(e * G + g_lane, head[r], body[r]);
-        edge[r][e] = xr[c < cols ? c : 0];
-      }
+      for (int e = 0; e < E; ++e) edge[r][e] = xr[sp[r].edge_at(e) < cols ? sp[r].edge_at(e) : 0];
     }
     Cm buf[R][V];
     const rows::Raw none = rows::raw_fill(rows::raw_neg_inf<T>());
@@ -212,13 +189,12 @@ __global__ void __launch_bounds__(BLOCK) span_kernel(const T* x, T* y, int64_t r
     for (int r = 0; r < R; ++r) {
 #pragma unroll
       for (int i = 0; i < K; ++i) {
-        const rows::Raw v = i * G + g_lane < body[r] ? pk[r][i] : none;  // four selects, not one a value
+        const rows::Raw v = sp[r].has(i) ? pk[r][i] : none;  // four selects, not one a value
 #pragma unroll
         for (int j = 0; j < P; ++j) buf[r][i * P + j] = rows::value<T>(v, j);
       }
 #pragma unroll
-      for (int e = 0; e < E; ++e)
-        buf[r][K * P + e] = edge_col(e * G + g_lane, head[r], body[r]) < cols ? to_compute(edge[r][e]) : neg_inf<Cm>();
+      for (int e = 0; e < E; ++e) buf[r][K * P + e] = sp[r].edge_at(e) < cols ? to_compute(edge[r][e]) : neg_inf<Cm>();
     }
     Cm mx[R], sum[R];
     group_rows<FastMaxOp, G, LOG>(buf, mx, sum);
@@ -230,17 +206,18 @@ __global__ void __launch_bounds__(BLOCK) span_kernel(const T* x, T* y, int64_t r
       const auto out = [&](Cm v) { return LOG ? v - s : v * s; };
 #pragma unroll
       for (int i = 0; i < K; ++i) {
-        const int k = i * G + g_lane;
-        if (k >= body[r]) continue;
+        if (!sp[r].has(i)) continue;
         Cm o[P];
 #pragma unroll
         for (int j = 0; j < P; ++j) o[j] = out(buf[r][i * P + j]);
-        rows::store_values<T>(yr + head[r] + k * P, o, vec);
+        rows::store_values<T>(yr + sp[r].body_at(i), o, vec);
       }
 #pragma unroll
       for (int e = 0; e < E; ++e) {
-        const int c = edge_col(e * G + g_lane, head[r], body[r]);
-        if (c < cols) yr[c] = from_compute<T>(out(buf[r][K * P + e]));
+        // value and column first: predicated stores, not a branch each
+        const int c = sp[r].edge_at(e);
+        const T v = from_compute<T>(out(buf[r][K * P + e]));
+        if (c < cols) yr[c] = v;
       }
     }
   }

@@ -23,6 +23,7 @@ using softmax::grid_for;
 using softmax::kBatchPacks;
 using softmax::kMinBlocks;
 using softmax::kSplitMinBlocks;
+using softmax::LaneGroups;
 
 using softmax::grad;
 using softmax::term;
@@ -36,17 +37,12 @@ __global__ void __launch_bounds__(BLOCK)
   using Cm = compute_t<T>;
   static_assert(C % P == 0 && 32 % G == 0, "bad warp tier shape");
   constexpr int kPacks = C / P;
-  constexpr int kGroups = 32 / G;
-  constexpr int kRowsPerWarp = kGroups * R;
-  const int lane = threadIdx.x % 32;
-  const int g_lane = lane % G;
-  const int64_t warp = int64_t{blockIdx.x} * (BLOCK / 32) + threadIdx.x / 32;
-  const int64_t warps = int64_t{gridDim.x} * (BLOCK / 32);
+  const LaneGroups<G, R, BLOCK> lg;
+  const int g_lane = lg.g_lane;
 
   Cm yb[R][C], gb[R][C];
-  for (int64_t base = warp * kRowsPerWarp; base < rows; base += warps * kRowsPerWarp) {
-    const int64_t row0 = base + lane / G;
-    const auto row = [&](int r) { return row0 + int64_t{r} * kGroups; };
+  for (int64_t base = lg.first; base < rows; base += lg.step) {
+    const auto row = [&](int r) { return lg.row(base, r); };
     Cm sum[R];
 #pragma unroll
     for (int r = 0; r < R; ++r) {
@@ -80,6 +76,88 @@ __global__ void __launch_bounds__(BLOCK)
 #pragma unroll
         for (int j = 0; j < P; ++j) o[j] = grad<LOG>(yb[r][i * P + j], gb[r][i * P + j], sum[r]);
         store_pack<T, P>(out + col, o);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------- span tier
+// As the forward's span tier (softmax.cuh span_kernel): a group of G lanes
+// holds the aligned bodies of a row of y and of dy in 16-byte packs, K a
+// lane, and their heads and tails an element a lane; dy lies as y does
+// modulo 16 bytes (selection), dx is stored in the same packs when it
+// does too, else an element at a time.  Empty slots hold 0 (no term).
+template <class T, int K, int G, int R, bool LOG, int BLOCK>
+__global__ void __launch_bounds__(BLOCK) span_kernel(const T* y, const T* dy, T* dx, int64_t rows, int cols) {
+  using Cm = compute_t<T>;
+  using Span = rows::GroupSpan<T, K, G>;
+  constexpr int P = Span::P, E = Span::E, V = K * P + E;
+  const LaneGroups<G, R, BLOCK> lg;
+  const bool vec = rows::congruent(y, dx);
+  for (int64_t base = lg.first; base < rows; base += lg.step) {
+    const auto row = [&](int r) { return lg.row(base, r); };
+    Span sp[R];
+    rows::Raw yp[R][K], gp[R][K];
+    T ye[R][E], ge[R][E];
+    // every load before any use (softmax.cuh span_kernel)
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const int64_t off = (row(r) < rows ? row(r) : 0) * cols;
+      sp[r] = Span::of(y + off, cols, lg.g_lane);
+#pragma unroll
+      for (int i = 0; i < K; ++i) {
+        yp[r][i] = rows::load_raw(y + off + sp[r].pack_at(i), true);
+        gp[r][i] = rows::load_raw(dy + off + sp[r].pack_at(i), true);
+      }
+#pragma unroll
+      for (int e = 0; e < E; ++e) {
+        const int c = sp[r].edge_at(e) < cols ? sp[r].edge_at(e) : 0;
+        ye[r][e] = y[off + c];
+        ge[r][e] = dy[off + c];
+      }
+    }
+    Cm yb[R][V], gb[R][V], sum[R];
+    const rows::Raw zero = rows::Raw{{0, 0, 0, 0}};
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      sum[r] = 0;
+#pragma unroll
+      for (int i = 0; i < K; ++i) {
+        const rows::Raw yv = sp[r].has(i) ? yp[r][i] : zero, gv = sp[r].has(i) ? gp[r][i] : zero;
+#pragma unroll
+        for (int j = 0; j < P; ++j) {
+          yb[r][i * P + j] = rows::value<T>(yv, j);
+          gb[r][i * P + j] = rows::value<T>(gv, j);
+        }
+      }
+#pragma unroll
+      for (int e = 0; e < E; ++e) {
+        const bool in = sp[r].edge_at(e) < cols;
+        yb[r][K * P + e] = in ? to_compute(ye[r][e]) : Cm(0);
+        gb[r][K * P + e] = in ? to_compute(ge[r][e]) : Cm(0);
+      }
+#pragma unroll
+      for (int k = 0; k < V; ++k) sum[r] += term<LOG>(yb[r][k], gb[r][k]);
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      sum[r] = group_all_reduce<G>(sum[r], SumOp());
+      if (row(r) >= rows) continue;
+      T* out = dx + row(r) * cols;
+#pragma unroll
+      for (int i = 0; i < K; ++i) {
+        if (!sp[r].has(i)) continue;
+        Cm o[P];
+#pragma unroll
+        for (int j = 0; j < P; ++j) o[j] = grad<LOG>(yb[r][i * P + j], gb[r][i * P + j], sum[r]);
+        rows::store_values<T>(out + sp[r].body_at(i), o, vec);
+      }
+#pragma unroll
+      for (int e = 0; e < E; ++e) {
+        // value and column first: predicated stores, not a branch each
+        const int c = sp[r].edge_at(e);
+        const T v = from_compute<T>(grad<LOG>(yb[r][K * P + e], gb[r][K * P + e], sum[r]));
+        if (c < cols) out[c] = v;
       }
     }
   }
@@ -423,6 +501,23 @@ cudaError_t launch_warp(const void* problem, cudaStream_t stream) {
     warp_kernel<T, P, C, G, R, PAD, true, kBlock><<<grid, kBlock, 0, stream>>>(y, dy, dx, p.rows, cols);
   else
     warp_kernel<T, P, C, G, R, PAD, false, kBlock><<<grid, kBlock, 0, stream>>>(y, dy, dx, p.rows, cols);
+  return cudaGetLastError();
+}
+
+template <class T, int C, int G, int R>
+cudaError_t launch_span(const void* problem, cudaStream_t stream) {
+  const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
+  constexpr int kBlock = 128, K = C / rows::kVec<T>;
+  constexpr int kRowsPerBlock = (kBlock / 32) * (32 / G) * R;
+  const unsigned grid = grid_for(ceil_div(p.rows, kRowsPerBlock), *p.device, kBlock, 32);
+  const T* y = static_cast<const T*>(p.x);
+  const T* dy = static_cast<const T*>(p.dy);
+  T* dx = static_cast<T*>(p.y);
+  const int cols = static_cast<int>(p.cols);
+  if (p.log)
+    span_kernel<T, K, G, R, true, kBlock><<<grid, kBlock, 0, stream>>>(y, dy, dx, p.rows, cols);
+  else
+    span_kernel<T, K, G, R, false, kBlock><<<grid, kBlock, 0, stream>>>(y, dy, dx, p.rows, cols);
   return cudaGetLastError();
 }
 

@@ -40,6 +40,27 @@ constexpr int kMinBlocks = kThreadsPerSm / BLOCK < 1 ? 1 : kThreadsPerSm / BLOCK
 template <class T, int BLOCK>
 constexpr int kSplitMinBlocks = sizeof(T) == 8 && kMinBlocks<BLOCK> > 1 ? kMinBlocks<BLOCK> / 2 : kMinBlocks<BLOCK>;
 
+// Where the rows of a warp-tier kernel's lane groups lie: groups of G lanes
+// own R rows each, 32 / G rows apart (row r of group g is base + r x 32 / G
+// + g, so that each load of the warp covers adjacent rows; bench/NOTES.md
+// warp v3), the warps of BLOCK-thread blocks striding over the rows
+// kRowsPerWarp at a time: for (base = first; base < rows; base += step).
+template <int G, int R, int BLOCK>
+struct LaneGroups {
+  static_assert(32 % G == 0, "a lane group divides the warp");
+  static constexpr int kGroups = 32 / G;
+  static constexpr int kRowsPerWarp = kGroups * R;
+  int g_lane, group;  // this lane's place in its group; its group in the warp
+  int64_t first, step;
+  __device__ __forceinline__ LaneGroups()
+      : g_lane(static_cast<int>(threadIdx.x % 32) % G),
+        group(static_cast<int>(threadIdx.x % 32) / G),
+        first((int64_t{blockIdx.x} * (BLOCK / 32) + threadIdx.x / 32) * kRowsPerWarp),
+        step(int64_t{gridDim.x} * (BLOCK / 32) * kRowsPerWarp) {}
+  // row r of this lane's group at the warp's base row
+  __device__ __forceinline__ int64_t row(int64_t base, int r) const { return base + group + int64_t{r} * kGroups; }
+};
+
 // The backward's sum term and dx from the sum, for every backward kernel:
 //   softmax:     sum(y * dy),  dx = (dy - sum) * y
 //   log_softmax: sum(dy),      dx = dy - exp(y) * sum
