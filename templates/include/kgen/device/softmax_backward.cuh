@@ -28,6 +28,21 @@ using softmax::LaneGroups;
 using softmax::grad;
 using softmax::term;
 
+// The sum term of each of a lane group's R rows (V values of y and dy a
+// lane, empty slots 0: no term) over its G lanes; the warp and span tiers'
+// counterpart of the forward's group_rows.
+template <int G, bool LOG, class Cm, int R, int V>
+__device__ __forceinline__ void group_terms(const Cm (&yb)[R][V], const Cm (&gb)[R][V], Cm (&sum)[R]) {
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    sum[r] = 0;
+#pragma unroll
+    for (int k = 0; k < V; ++k) sum[r] += term<LOG>(yb[r][k], gb[r][k]);
+  }
+#pragma unroll
+  for (int r = 0; r < R; ++r) sum[r] = group_all_reduce<G>(sum[r], SumOp());
+}
+
 // ---------------------------------------------------------------- warp tier
 // As the forward's warp tier: a group of G lanes owns R rows 32 / G apart,
 // C values of each of y and dy a lane; padding lanes hold 0 (no term).
@@ -48,7 +63,6 @@ __global__ void __launch_bounds__(BLOCK)
     for (int r = 0; r < R; ++r) {
       const bool row_ok = row(r) < rows;
       const int64_t off = (row_ok ? row(r) : 0) * cols;
-      sum[r] = 0;
 #pragma unroll
       for (int i = 0; i < kPacks; ++i) {
         const int col = (i * G + g_lane) * P;
@@ -60,12 +74,10 @@ __global__ void __launch_bounds__(BLOCK)
           for (int j = 0; j < P; ++j) yb[r][i * P + j] = gb[r][i * P + j] = Cm(0);
         }
       }
-#pragma unroll
-      for (int k = 0; k < C; ++k) sum[r] += term<LOG>(yb[r][k], gb[r][k]);
     }
+    group_terms<G, LOG>(yb, gb, sum);
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-      sum[r] = group_all_reduce<G>(sum[r], SumOp());
       if (row(r) >= rows) continue;
       T* out = dx + row(r) * cols;
 #pragma unroll
@@ -120,7 +132,6 @@ __global__ void __launch_bounds__(BLOCK) span_kernel(const T* y, const T* dy, T*
     const rows::Raw zero = rows::Raw{{0, 0, 0, 0}};
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-      sum[r] = 0;
 #pragma unroll
       for (int i = 0; i < K; ++i) {
         const rows::Raw yv = sp[r].has(i) ? yp[r][i] : zero, gv = sp[r].has(i) ? gp[r][i] : zero;
@@ -136,12 +147,10 @@ __global__ void __launch_bounds__(BLOCK) span_kernel(const T* y, const T* dy, T*
         yb[r][K * P + e] = in ? to_compute(ye[r][e]) : Cm(0);
         gb[r][K * P + e] = in ? to_compute(ge[r][e]) : Cm(0);
       }
-#pragma unroll
-      for (int k = 0; k < V; ++k) sum[r] += term<LOG>(yb[r][k], gb[r][k]);
     }
+    group_terms<G, LOG>(yb, gb, sum);
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-      sum[r] = group_all_reduce<G>(sum[r], SumOp());
       if (row(r) >= rows) continue;
       T* out = dx + row(r) * cols;
 #pragma unroll
