@@ -251,7 +251,14 @@ def column_tier(backward):
 # float16 backward took 80-118 registers at 4 packs and spilled at 1024
 # threads, float32 at 4 packs 57-60.
 SLICE_PACKS = (1, 2, 4, 8)
-CLUSTERS = (2, 4, 8, 16)
+# Clusters of any size up to 16 for the forward's 16 packs a thread (below),
+# so that one holds a row of 100277-200019 values (LLM vocabularies) at 7/8
+# full or more; the register-only slices keep powers of two (8 packs a
+# thread in blocks of 256, H200, 256 MiB: float16 rows of 152064 ran at 81%
+# of copy in a cluster of 10, 64% in one of 16; of 200019 77% in one of 14;
+# bench/NOTES.md slice v9).
+CLUSTERS = (2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16)
+POW2_CLUSTERS = (2, 4, 8, 16)
 # Forward blocks and clusters also hold 16 packs a thread: 8 in registers,
 # 8 in shared memory (rows::Held, 16 bytes x block_size x 8: 64 KB at 512
 # threads, 128 KB at 1024), so that a cluster of 16 holds a row of 1M
@@ -275,6 +282,8 @@ def slice_valid(backward, cluster):
             return False
         if v == HELD_PACKS:
             return not backward and p["block_size"] >= 256 and not (d.size == 2 and p["block_size"] == 1024)
+        if cluster and p["cluster_size"] not in POW2_CLUSTERS:
+            return False
         return v <= slice_packs_max(d, p["block_size"], backward)
     return valid
 
@@ -312,8 +321,10 @@ def slice_default(backward, cluster):
         if d.short == "f64":
             return False
         want = 16 if backward else 128 // d.size
-        if not backward and c == HELD_PACKS * max_pack(d):  # rows of 1M: clusters of 16
-            return p["cluster_size"] == 16 and b == (512 if d.size == 2 else 1024)
+        if not backward and c == HELD_PACKS * max_pack(d):
+            # rows of 1M: clusters of 16 (float32 524288: of 512 threads);
+            # rows no 8-pack cluster fills 7/8 of: 256 threads, any size
+            return (p["cluster_size"] == 16 and b in (512, 1024 if d.size == 4 else 512)) or b == 256
         return c == want and (b in SLICE_BLOCKS or (b == 1024 and p["cluster_size"] == 16))
     return in_default
 

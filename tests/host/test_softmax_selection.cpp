@@ -149,6 +149,48 @@ TEST_CASE("longer rows go to a block, then a cluster, then the uncached tier", "
   CHECK(pick(KGEN_FLOAT32, 200, 40000, 0, 0, small).p.tier == SoftmaxTier::uncached);
 }
 
+// Rows no 8-pack cluster fills 7/8 of (float32: 3/4) take 16 packs a thread
+// in blocks of 256, in the smallest cluster that holds them, any size up to
+// 16 (bench/NOTES.md slice v9); fuller rows and small problems keep 8 packs.
+TEST_CASE("forward clusters of 16 packs a thread for rows 8-pack clusters leave idle", "[selection][default-set]") {
+  struct Case {
+    kgen_dtype_t d;
+    int64_t rows, cols;
+    int packs, block, cluster;
+  };
+  const Case cases[] = {
+      {KGEN_FLOAT16, 882, 152064, 16, 256, 5},    // 8 packs: 58% of a cluster of 16
+      {KGEN_BFLOAT16, 671, 200019, 16, 256, 7},   // 76% of 16
+      {KGEN_FLOAT16, 1338, 100277, 16, 256, 4},   // 76% of 8
+      {KGEN_FLOAT32, 441, 152064, 16, 256, 10},   // past 16 x 256 x 8 packs
+      {KGEN_FLOAT32, 335, 200019, 16, 256, 14},   // 13 CTAs' worth: the next size compiled
+      {KGEN_FLOAT32, 669, 100277, 8, 256, 16},    // float32 3/4 full: 8 packs
+      {KGEN_FLOAT16, 1046, 128256, 8, 256, 8},    // 98% full: 8 packs
+      {KGEN_FLOAT32, 128, 524288, 16, 512, 16},   // past 16 x 256 x 16 packs
+      {KGEN_FLOAT16, 8, 152064, 8, 256, 16},      // a small problem keeps its CTAs
+      {KGEN_FLOAT16, 32, 152064, 8, 256, 16},     // (5 x 256 x 16 packs would give every SM a CTA)
+  };
+  for (const Case& c : cases) {
+    for (bool log : {false, true}) {
+      const Picked s = pick(c.d, c.rows, c.cols, 0, 0, h100(), log);
+      INFO(s.v->name);
+      CHECK(s.p.tier == SoftmaxTier::cluster);
+      CHECK(s.p.cols_per_thread / s.p.pack_size == c.packs);
+      CHECK(s.p.block_size == c.block);
+      CHECK(s.p.cluster_size == c.cluster);
+    }
+  }
+  // the backward keeps 8 packs and clusters of a power of two
+  kgen::DeviceInfo dev = h100();
+  kgen::softmax::Problem bwd{KGEN_FLOAT32, false, 441, 152064, addr(0), const_cast<void*>(addr(1u << 20)), &dev};
+  bwd.dy = addr(2u << 20);
+  auto b = kgen::select_variant(kgen::Family::softmax_backward, KGEN_FLOAT32, dev, &bwd, &kgen::softmax::heuristic);
+  REQUIRE(b.variant != nullptr);
+  const auto& bp = *static_cast<const SoftmaxParams*>(b.variant->params);
+  INFO(b.variant->name);
+  CHECK((bp.cluster_size & (bp.cluster_size - 1)) == 0);
+}
+
 // Masked rows (which the block and cluster tiers do not take) past the
 // warp tier go to the smem tier.
 Picked pick_masked(kgen_dtype_t dtype, int64_t rows, int64_t cols) {

@@ -193,6 +193,39 @@ bool supports_as(const VariantInfo& v, const Problem& p) {
 // 75% in the smem tier, 79 / 87% on an H200 against 64 / 60%; 65536 in
 // clusters of 256-512 threads 81-91% on an H100 and 72-81% on an H200
 // against 65-76% and 69-78% uncached.
+// Forward clusters of 16 packs a thread (8 of them in shared memory) in
+// blocks of 256 lead the 8-pack clusters where no 8-pack cluster of 2-16
+// CTAs (128-512 threads) is 7/8 full (float32 in 256 threads: 3/4) and x
+// spans 4 such CTAs of 64 KB an SM.  kgen-bench --variants, 256 MiB, every
+// cluster variant (bench/NOTES.md slice v9), % of copy, 8 packs -> 16,
+// H200 / H100: float16 rows of 152064 (8 packs a thread: 58% full) 64-68 ->
+// 93 / 88-89 -> 97-98; 200019 (76%) 77-82 -> 91-93 / 98-99 -> 97-98; 100277
+// (76%) 85-87 -> 93 / 99-100 -> 97-98; float32 152064 74-79 -> 95 / 90-95
+// -> 98-99; 200019 (76% in 512 threads) 80-89 -> 93 / 93-98 -> 97-98.  Rows
+// 7/8 full or more stay at 8 packs: float16 128256-131072 in 8 x 256
+// threads 95-97% against 89-92 in 4 x 256 x 16 packs / 97-101 against
+// 96-98; float32 in 16 x 256 96-99 against 90-95 / 98-101 against 95-98.
+// So do float32 rows 3/4 full in 256 threads (100277 in 16 x 256: 91-94
+// against 91-94 / 99-100 against 95-96).  Smaller problems keep their CTAs
+// (float32 128 rows of 50257: 104-106% in 8 x 256 x 8 packs, 100% in 4 x
+// 256 x 16, H100).
+constexpr int64_t k8PackReach = 16 * 512 * kSliceRegPacks;  // packs of the largest 8-pack cluster
+int64_t row_packs(const Problem& p, int size) { return p.cols * size / 16; }
+bool beyond_8_packs(const Problem& p, int size) { return row_packs(p, size) > k8PackReach; }
+
+bool held_clusters_lead(const Problem& p, int size) {
+  if (backward(p) || size > 4) return false;
+  constexpr int64_t kHeldCta = 256 * 16;  // packs a CTA of 256 threads holds
+  const int64_t packs = row_packs(p, size);
+  if (p.rows * packs < 4 * kHeldCta * p.device->sm_count) return false;
+  if (packs > k8PackReach) return true;
+  int64_t cap = 2 * 128 * kSliceRegPacks;  // the smallest 8-pack cluster
+  while (cap < packs) cap *= 2;
+  // eighths: float32 rows 3/4 full in clusters of 256 threads stay
+  const int64_t full = size == 2 || cap > 16 * 256 * kSliceRegPacks ? 7 : 6;
+  return packs * 8 < cap * full;
+}
+
 template <class Params>
 Score slice_heuristic(const Params& q, const Problem& p) {
   const int size = dtype_size(p.dtype);
@@ -208,6 +241,12 @@ Score slice_heuristic(const Params& q, const Problem& p) {
   // float32 rows of 1M 71-74% of copy against 57% split, 16 bfloat16 rows
   // 70-71% against 65-66%, but 8 float32 rows (128 CTAs) 65% split.
   if (sh.held() > 0 && p.rows * sh.cluster < p.device->sm_count) return Score::reject();
+  // Rows an 8-pack cluster holds take 16 packs a thread in a cluster only
+  // where those lead (held_clusters_lead): 32 float16 rows of 152064 (4.9
+  // MB) ran 18.1 -> 19.5 us in 5 x 256 x 16 packs against 16 x 256 x 8 on
+  // the H100 (18.3 -> 18.2 on the H200; bench/NOTES.md slice v9).
+  if (sh.held() > 0 && sh.cluster > 1 && !held_clusters_lead(p, size) && !beyond_8_packs(p, size))
+    return Score::reject();
   // Blocks of one and two warps: forward rows of 513-2048 that no 8-byte
   // pack covers, above the warp and smem tiers, which read them one
   // element a load.  H100, kgen-bench softmax --variants at 64 MiB (bench/
@@ -293,7 +332,11 @@ Score slice_heuristic(const Params& q, const Problem& p) {
   while (cap32 < p.cols) cap32 *= 2;
   const bool sparse32 = size == 2 && !bwd && sh.cluster == 1 && !small_block && p.cols * 8 < cap32 * 5 &&
                         p.rows >= 8 * int64_t{p.device->sm_count};
-  const int64_t pref = small_block ? 64 / size : bwd ? 16 : sh.cluster == 1 ? (sparse32 ? 64 : 32) : 128 / size;
+  const int64_t pref = small_block          ? 64 / size
+                       : bwd                  ? 16
+                       : sh.cluster == 1      ? (sparse32 ? 64 : 32)
+                       : held_clusters_lead(p, size) ? 256 / size
+                                              : 128 / size;
   s.key[4] = -std::abs(sh.per_thread - pref) * 64 - (sh.cluster > 1 ? std::abs(sh.block - 256) : sh.block) / 128;
   return s;
 }
