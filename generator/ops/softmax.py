@@ -21,6 +21,10 @@ Rows (inner == 1, the last dim): three tiers as in OneFlow's design:
            kernel leaves each chunk's max and sum in a workspace, a second
            combines them and writes y (x read twice, the second time
            backwards, from L2 where it still is).
+  grid     few rows that fit the registers of every SM's CTAs (forward):
+           a CTA a slice, one cooperative launch, the slices' max and sum
+           exchanged through the workspace across a grid-wide barrier;
+           x read once.
   tile     short rows (or short axes, below) whose 16-byte packs the
            register tiers cannot use: whole rows staged through shared
            memory in 16-byte vectors at any length and alignment, computed
@@ -367,6 +371,22 @@ def split_tier():
                 params=(Param("pack_size", "p", lambda d: [max_pack(d)]), Param("block_size", "b", lambda d: BLOCKS)))
 
 
+# The grid tier: a few rows over every SM in one cooperative launch, each
+# CTA's slice of a row in registers (2-8 16-byte packs a thread), the row's
+# (max, sum) partials exchanged through the workspace across a grid-wide
+# barrier; forward only, not float64.
+GRID_PACKS = (2, 4, 8)
+GRID_BLOCKS = (256, 512)
+
+
+def grid_tier():
+    return Tier(name="grid", template="softmax_grid.cu.j2",
+                params=(Param("pack_size", "p", lambda d: [max_pack(d)]),
+                        Param("cols_per_thread", "c", lambda d: [max_pack(d) * k for k in GRID_PACKS]),
+                        Param("block_size", "b", lambda d: GRID_BLOCKS)),
+                valid=lambda d, p, a: d.short != "f64")
+
+
 # The tile tier: whole short rows or (axis x inner) slabs staged through
 # shared memory, block_size x cols_per_thread elements a tile (1-8 16-byte
 # packs a thread, at most 32 KB a tile and input).
@@ -496,4 +516,5 @@ TIERS = (
         fixed=(("pack_size", 1), ("block_size", 256), ("col_lanes", 32)),
     ),
     span_tier(),
+    grid_tier(),
 )

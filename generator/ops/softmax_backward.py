@@ -36,6 +36,8 @@ def _backward(tier):
     if tier.name == "block":
         return dataclasses.replace(tier, valid=softmax.slice_valid(backward=True, cluster=False),
                                    in_default=softmax.small_block_default(backward=True))
+    if tier.name == "grid":  # forward only
+        return dataclasses.replace(tier, valid=lambda d, p, a: False)
     if tier.name == "cluster":
         return dataclasses.replace(tier, valid=softmax.slice_valid(backward=True, cluster=True),
                                    in_default=softmax.slice_default(backward=True, cluster=True))

@@ -75,7 +75,7 @@ inline BackwardCase backward_case(kgen_dtype_t d, int64_t outer, int64_t axis, i
 }
 
 // The tiers of the softmax and softmax_backward families (one parameter space).
-enum class Tier { warp, smem, uncached, block, cluster, split, tile, strided, strided_uncached, column, generic, span };
+enum class Tier { warp, smem, uncached, block, cluster, split, tile, strided, strided_uncached, column, generic, span, grid };
 
 struct VariantFacts {
   const char* name;
@@ -118,6 +118,7 @@ VariantFacts facts_of(const kgen::VariantInfo* v) {
     case T::column: tier = Tier::column; break;
     case T::generic: tier = Tier::generic; break;
     case T::span: tier = Tier::span; break;
+    case T::grid: tier = Tier::grid; break;
   }
   return {v->name,       tier,      p.pack_size,   p.cols_per_thread,
           p.group_width, p.padding, p.col_lanes,   p.axis_per_thread,

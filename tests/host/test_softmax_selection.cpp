@@ -122,7 +122,11 @@ TEST_CASE("longer rows go to a block, then a cluster, then the uncached tier", "
   // fewer rows, or rows past 1M (at most half as many rows as SMs): each
   // row over many CTAs
   CHECK(pick(KGEN_FLOAT32, h100().sm_count / 16, 1 << 20).p.tier == SoftmaxTier::split);
-  CHECK(pick(KGEN_FLOAT16, 1, 3000001, 2, 2).p.tier == SoftmaxTier::split);
+  // ... but where the whole tensor fits the grid tier (every SM's
+  // registers), in one launch that reads x once
+  CHECK(pick(KGEN_FLOAT16, 1, 3000001, 2, 2).p.tier == SoftmaxTier::grid);
+  CHECK(pick(KGEN_FLOAT32, 2, 1 << 20).p.tier == SoftmaxTier::grid);
+  CHECK(pick(KGEN_FLOAT32, 2, 3000001).p.tier == SoftmaxTier::split);
   CHECK(pick(KGEN_FLOAT32, h100().sm_count / 2, (1 << 20) + 8).p.tier == SoftmaxTier::split);
   CHECK(pick(KGEN_FLOAT32, h100().sm_count / 2 + 1, (1 << 20) + 8).p.tier == SoftmaxTier::uncached);
   CHECK(pick(KGEN_FLOAT32, 100, (1 << 19) - 3, 4).p.tier == SoftmaxTier::cluster);
@@ -141,7 +145,9 @@ TEST_CASE("longer rows go to a block, then a cluster, then the uncached tier", "
     const int64_t limit = (227 * 1024 - kgen::softmax::kSmemReserve) / elem(d);
     CHECK(pick(d, 200, limit - limit % 8, 0, 0, old).p.tier == SoftmaxTier::smem);
     CHECK(pick(d, 200, limit - limit % 8 + 8, 0, 0, old).p.tier == SoftmaxTier::uncached);
-    CHECK(pick(d, 8, limit - limit % 8, 0, 0, old).p.tier == SoftmaxTier::split);
+    // (the grid tier holds them in registers; not for float64)
+    CHECK(pick(d, 8, limit - limit % 8, 0, 0, old).p.tier ==
+          (d == KGEN_FLOAT64 ? SoftmaxTier::split : SoftmaxTier::grid));
   }
   // a device with less shared memory moves the boundary
   kgen::DeviceInfo small = old;
@@ -476,6 +482,19 @@ TEST_CASE("supports() decides capability from extents and alignment", "[selectio
         kgen::softmax::Problem shifted = prob;
         shifted.x = addr(4);
         CHECK(v->supports(*v, &shifted) == fits);
+        continue;
+      }
+      if (p.tier == SoftmaxTier::grid) {  // the 7 rows' slices, one a resident CTA, any alignment
+        const int64_t parts = int64_t{dev.sm_count} * (p.block_size <= 256 ? 2 : 1) / 7;
+        const int64_t per_cta = (cols / p.pack_size + 1 + parts - 1) / parts;
+        const bool fits = per_cta * p.pack_size <= int64_t{p.block_size} * p.cols_per_thread;
+        CHECK(v->supports(*v, &prob) == fits);
+        kgen::softmax::Problem shifted = prob;
+        shifted.x = addr(4);
+        CHECK(v->supports(*v, &shifted) == fits);
+        kgen::softmax::Problem many = prob;
+        many.rows = int64_t{dev.sm_count} * 2 + 1;  // more rows than resident CTAs
+        CHECK_FALSE(v->supports(*v, &many));
         continue;
       }
       if (p.tier == SoftmaxTier::tile) {  // a whole row in the tile, any alignment

@@ -124,6 +124,20 @@ inline int64_t split_workspace_bytes(const Problem& p, int block, int elem_size)
   return p.rows * split_parts(p, block, elem_size) * p.inner * kSplitPartialBytes;
 }
 
+// The grid tier: a row cut into this many slices, a CTA each, so that the
+// rows take kGridCtasPerSm<block> CTAs an SM at most (all resident at once:
+// the launch is cooperative); one (max, sum) partial a CTA in the workspace.
+template <int B>
+constexpr int kGridCtasPerSm = B <= 256 ? 2 : 1;
+inline int64_t grid_ctas_per_sm(int block) { return block <= 256 ? 2 : 1; }
+inline int64_t grid_parts(const Problem& p, int block) {
+  const int64_t resident = int64_t{p.device->sm_count} * grid_ctas_per_sm(block);
+  return p.rows > 0 && p.rows <= resident ? resident / p.rows : 1;
+}
+inline int64_t grid_workspace_bytes(const Problem& p, int block) {
+  return p.rows * grid_parts(p, block) * kSplitPartialBytes;
+}
+
 // The tile tier: whole units (a row, or the axis x inner slab of one outer
 // position; both contiguous) staged through shared memory, `capacity`
 // elements a tile (block_size x cols_per_thread), the tile's units cut into

@@ -104,6 +104,19 @@ bool span_supports(const Params& q, const Problem& p) {
          p.cols / q.pack_size <= int64_t{q.group_width} * (q.cols_per_thread / q.pack_size);
 }
 
+// The grid tier (softmax.cuh grid_kernel): the forward's last dim, no
+// mask; the rows' slices, one a CTA, all resident at once (grid_parts) and
+// each within the CTA's block_size x cols_per_thread values.
+template <class Params>
+bool grid_supports(const Params& q, const Problem& p) {
+  if (p.inner != 1 || p.mask || backward(p) || p.rows < 1) return false;
+  const int64_t resident = int64_t{p.device->sm_count} * grid_ctas_per_sm(q.block_size);
+  if (p.rows > resident) return false;
+  const int64_t parts = grid_parts(p, q.block_size);
+  const int64_t body = p.cols / q.pack_size + 1;  // body packs at most (any alignment)
+  return (body + parts - 1) / parts <= int64_t{q.block_size} * (q.cols_per_thread / q.pack_size);
+}
+
 // The two families' params structs are generated from the same tiers (the
 // backward family reuses the forward's), so one set of rules reads both.
 template <class Params, class Tier>
@@ -117,6 +130,7 @@ bool supports_as(const VariantInfo& v, const Problem& p) {
   if (q.tier == Tier::tile)
     return !p.mask && tile_fits(p, int64_t{q.block_size} * q.cols_per_thread, dtype_size(p.dtype));
   if (q.tier == Tier::span) return span_supports(q, p);
+  if (q.tier == Tier::grid) return grid_supports(q, p);
   const int64_t pack_bytes = int64_t{q.pack_size} * dtype_size(p.dtype);
   const bool strided = q.tier == Tier::strided || q.tier == Tier::strided_uncached || q.tier == Tier::column;
   if (strided) {
@@ -152,6 +166,7 @@ bool supports_as(const VariantInfo& v, const Problem& p) {
     case Tier::split:
     case Tier::tile:
     case Tier::span:
+    case Tier::grid:
       return false;  // above
   }
   return false;
@@ -380,6 +395,29 @@ Score split_heuristic(const Params& q, const Problem& p) {
     const int64_t serial = parts * p.inner / q.block_size;
     s.key[2] = serial <= kSplitSerialMerges ? -q.block_size : -(int64_t{1} << 20) - serial;
   }
+  return s;
+}
+
+// The grid tier: rows that the grid holds and no cluster takes (past 1M
+// values, or 1M with too few rows for the held clusters), above the split
+// tier, below every tier that holds the row; the fullest CTAs (the fewest
+// values a thread that hold the slice), then 512 threads.  H200,
+// kgen-bench softmax_dim (bench/NOTES.md grid v1): 2 rows of 1M 16.6-19.8
+// us against the split's 18.9-21.6 (float32, float16, bfloat16); where
+// clusters hold the row they ran 2-5 us faster than the grid (one float16
+// row of 131072: 9.3-11.1 us in a cluster, 12.2-14.3 in the grid; the
+// cooperative launch and its grid-wide barrier).
+constexpr int64_t kGridMinCols = 16384;
+template <class Params>
+Score grid_heuristic(const Params& q, const Problem& p) {
+  if (p.cols < kGridMinCols) return Score::reject();
+  const int64_t parts = grid_parts(p, q.block_size);
+  const int64_t per = (p.cols / q.pack_size + parts) / parts;  // packs a CTA
+  const int64_t cap = int64_t{q.block_size} * (q.cols_per_thread / q.pack_size);
+  Score s;
+  s.key[0] = 3;
+  s.key[1] = -((cap - per) * 4 / cap);
+  s.key[2] = q.block_size;
   return s;
 }
 
@@ -662,6 +700,8 @@ Score heuristic_as(const VariantInfo& v, const Problem& p) {
       return tile_heuristic(q, p);
     case Tier::span:
       return span_heuristic(q, p);
+    case Tier::grid:
+      return grid_heuristic(q, p);
     case Tier::strided: {
       // Above the row tiers when the dim is not the last (they cannot run
       // it); below the generic one when it is (a column a lane,
@@ -725,6 +765,7 @@ Score heuristic_as(const VariantInfo& v, const Problem& p) {
 template <class Params, class Tier>
 int64_t workspace_as(const VariantInfo& v, const Problem& p) {
   const Params& q = *static_cast<const Params*>(v.params);
+  if (q.tier == Tier::grid) return grid_workspace_bytes(p, q.block_size);
   return q.tier == Tier::split ? split_workspace_bytes(p, q.block_size, dtype_size(p.dtype)) : 0;
 }
 

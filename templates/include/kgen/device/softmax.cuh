@@ -878,6 +878,89 @@ cudaError_t launch_split(const void* problem, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
+// --------------------------------------------------------------- grid tier
+// A few rows over every SM in one launch: each row cut into `parts` slices
+// (row_slice.cuh's layout, CTA `rank` of `parts`), a CTA each, V packs a
+// thread in registers; each CTA leaves its (max, sum) in the workspace,
+// the grid waits at one barrier (a cooperative launch: every CTA resident),
+// then every CTA folds its row's partials in the same order (the same bits
+// in every CTA and on every run) and writes y from its registers.  x is
+// read once, where the split tier reads it twice in two launches and a
+// cluster holds a row on at most 16 SMs.
+template <class T, int V, int B, bool LOG>
+__global__ void __launch_bounds__(B, kgen::softmax::kGridCtasPerSm<B>)
+    grid_kernel(const T* x, T* y, int64_t cols, int parts, Online<compute_t<T>>* partial) {
+  using Cm = compute_t<T>;
+  constexpr int P = rows::kVec<T>;
+  const int64_t row = blockIdx.x / parts;
+  const T* xr = x + row * cols;
+  T* yr = y + row * cols;
+  const rows::Slice s = rows::slice_of<T, B>(xr, cols, static_cast<int>(blockIdx.x % parts), parts);
+  rows::Raw v[V];
+#pragma unroll
+  for (int i = 0; i < V; ++i)
+    v[i] = s.has<B>(i) ? rows::load_raw(xr + s.col<B>(i, P), true) : rows::raw_fill(rows::raw_neg_inf<T>());
+  rows::landed(v, cols < 0);
+  const Cm e = s.edge >= 0 ? to_compute(xr[s.edge]) : neg_inf<Cm>();
+  Online<Cm> st = online_start(e);
+#pragma unroll
+  for (int i = 0; i < V; ++i) online_add_pack<T>(st, v[i]);
+  rows::keep_raw(v);
+  st = block_all_reduce_online<B>(st);
+  if (threadIdx.x == 0) {
+    partial[blockIdx.x] = st;
+    __threadfence();
+  }
+  cooperative_groups::this_grid().sync();
+  // the row's partials, read past L1 (written by other SMs during this launch)
+  Online<Cm> r = Online<Cm>::identity();
+  for (int g = threadIdx.x; g < parts; g += B) {
+    const Online<Cm>* q = partial + row * parts + g;
+    Online<Cm> w;
+    w.m = __ldcg(&q->m);
+    w.s = __ldcg(&q->s);
+    r = Online<Cm>::merge(r, w);
+  }
+  st = block_all_reduce_online<B>(r);
+  rows::after(v, st.s < Cm(0));
+  const Cm ls = LOG ? klog(st.s) : Cm(1) / st.s;
+  const bool vec_y = rows::congruent(x, y);
+#pragma unroll
+  for (int i = 0; i < V; ++i)
+    if (s.has<B>(i)) {
+      Cm o[P];
+#pragma unroll
+      for (int j = 0; j < P; ++j) o[j] = softmax_of<LOG>(rows::value<T>(v[i], j), st.m, ls);
+      rows::store_values(yr + s.col<B>(i, P), o, vec_y);
+    }
+  if (s.edge >= 0) yr[s.edge] = from_compute<T>(softmax_of<LOG>(e, st.m, ls));
+}
+
+// rows x parts CTAs (grid_parts: at most kGridCtasPerSm<B> an SM), launched
+// cooperatively so that all are resident at once; the workspace holds a
+// partial a CTA.
+template <class T, int V, int B>
+cudaError_t launch_grid(const void* problem, cudaStream_t stream) {
+  const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
+  const int parts = static_cast<int>(kgen::softmax::grid_parts(p, B));
+  const T* x = static_cast<const T*>(p.x);
+  T* y = static_cast<T*>(p.y);
+  auto* partial = static_cast<Online<compute_t<T>>*>(p.workspace);
+  int64_t cols = p.cols;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned>(p.rows * parts));
+  config.blockDim = dim3(B);
+  config.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeCooperative;
+  attr[0].val.cooperative = 1;
+  config.attrs = attr;
+  config.numAttrs = 1;
+  const cudaError_t err = p.log ? cudaLaunchKernelEx(&config, grid_kernel<T, V, B, true>, x, y, cols, parts, partial)
+                                : cudaLaunchKernelEx(&config, grid_kernel<T, V, B, false>, x, y, cols, parts, partial);
+  return err != cudaSuccess ? err : cudaGetLastError();
+}
+
 // The tile kernel of each mode, for tiles::launch.
 template <class T, int B, int U>
 struct TileKernels {
