@@ -347,11 +347,11 @@ Score slice_heuristic(const Params& q, const Problem& p) {
   while (cap32 < p.cols) cap32 *= 2;
   const bool sparse32 = size == 2 && !bwd && sh.cluster == 1 && !small_block && p.cols * 8 < cap32 * 5 &&
                         p.rows >= 8 * int64_t{p.device->sm_count};
-  const int64_t pref = small_block          ? 64 / size
-                       : bwd                  ? 16
-                       : sh.cluster == 1      ? (sparse32 ? 64 : 32)
-                       : held_clusters_lead(p, size) ? 256 / size
-                                              : 128 / size;
+  const int64_t pref = small_block                    ? 64 / size
+                       : bwd                            ? 16
+                       : sh.cluster == 1                ? (sparse32 ? 64 : 32)
+                       : held_clusters_lead(p, size)    ? 256 / size
+                                                        : 128 / size;
   s.key[4] = -std::abs(sh.per_thread - pref) * 64 - (sh.cluster > 1 ? std::abs(sh.block - 256) : sh.block) / 128;
   return s;
 }
@@ -402,11 +402,11 @@ Score split_heuristic(const Params& q, const Problem& p) {
 // values, or 1M with too few rows for the held clusters), above the split
 // tier, below every tier that holds the row; the fullest CTAs (the fewest
 // values a thread that hold the slice), then 512 threads.  H200,
-// kgen-bench softmax_dim (bench/NOTES.md grid v1): 2 rows of 1M 16.6-19.8
+// kgen-bench softmax_dim (bench/NOTES.md grid v1): 2 rows of 1M 16.5-19.8
 // us against the split's 18.9-21.6 (float32, float16, bfloat16); where
-// clusters hold the row they ran 2-5 us faster than the grid (one float16
-// row of 131072: 9.3-11.1 us in a cluster, 12.2-14.3 in the grid; the
-// cooperative launch and its grid-wide barrier).
+// clusters hold the row they ran 1.5-5 us faster than the grid (one
+// float16 or bfloat16 row of 131072: 9.3-11.1 us in a cluster, 12.2-14.3 in
+// the grid; the cooperative launch and its grid-wide barrier).
 constexpr int64_t kGridMinCols = 16384;
 template <class Params>
 Score grid_heuristic(const Params& q, const Problem& p) {
