@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -285,6 +286,40 @@ inline int check_backward_offsets(const char* variant, kgen_dtype_t d, int64_t r
       ++ran;
     }
   return ran;
+}
+
+// Rows of special values on top of random data (rows 0-4 of x, when it has
+// 5): all -inf, a NaN, +inf, -inf mixed with finite values, huge magnitudes.
+inline void add_special_rows(HostTensor& x, int64_t rows, int64_t cols) {
+  const double inf = std::numeric_limits<double>::infinity();
+  if (rows < 5) return;
+  for (int64_t c = 0; c < cols; ++c) x.set(c, -inf);
+  x.set(cols + cols / 2, NAN);
+  x.set(2 * cols + cols / 3, inf);
+  for (int64_t c = 0; c < cols; c += 2) x.set(3 * cols + c, -inf);
+  for (int64_t c = 0; c < cols; ++c) x.set(4 * cols + c, x.get(4 * cols + c) * 3000.0);
+}
+
+// log_softmax of x (rows x cols, uploaded one element into dx) by the
+// selected variant, which must be of `tier`: checked against the reference,
+// then the same bits on three more runs; returns the first result.
+inline HostTensor check_selected_repeatable(kgen_dtype_t d, int64_t rows, int64_t cols, Tier tier,
+                                            const HostTensor& x, DeviceBuffer& dx, DeviceBuffer& dy) {
+  const size_t n = static_cast<size_t>(rows * cols), e = elem_size(d);
+  upload(dx, x, e);
+  const char* name = nullptr;
+  KGEN_REQUIRE(kgen_softmax_selected(1, d, rows, cols, dx.at(e), dy.ptr, &name));
+  INFO(name);
+  CHECK(find_facts(kgen::Family::softmax, name).tier == tier);
+  KGEN_REQUIRE(kgen_log_softmax(d, rows, cols, dx.at(e), dy.ptr, nullptr));
+  const HostTensor first = download(dy, d, n);
+  check_matches(first, softmax_reference(values(x), rows, cols, 1, true), tolerance(d));
+  for (int rep = 0; rep < 3; ++rep) {
+    poison(dy.ptr, dy.bytes);
+    KGEN_REQUIRE(kgen_log_softmax(d, rows, cols, dx.at(e), dy.ptr, nullptr));
+    CHECK(download(dy, d, n).bytes == first.bytes);
+  }
+  return first;
 }
 
 }  // namespace test

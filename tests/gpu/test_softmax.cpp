@@ -50,18 +50,6 @@ std::vector<Shape> shapes(kgen_dtype_t d) {
   return out;
 }
 
-// Rows of special values on top of random data: all -inf, a NaN, +inf,
-// -inf mixed with finite values, huge magnitudes.
-void add_special_rows(HostTensor& x, int64_t rows, int64_t cols) {
-  const double inf = std::numeric_limits<double>::infinity();
-  if (rows < 5) return;
-  for (int64_t c = 0; c < cols; ++c) x.set(c, -inf);
-  x.set(cols + cols / 2, NAN);
-  x.set(2 * cols + cols / 3, inf);
-  for (int64_t c = 0; c < cols; c += 2) x.set(3 * cols + c, -inf);
-  for (int64_t c = 0; c < cols; ++c) x.set(4 * cols + c, x.get(4 * cols + c) * 3000.0);
-}
-
 struct Case {
   HostTensor x;
   std::vector<double> want[2];  // [log]

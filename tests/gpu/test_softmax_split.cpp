@@ -28,16 +28,6 @@ std::vector<int64_t> split_cols(const char* name, kgen_dtype_t d) {
   return {37, p * q.block_size * 5 + 3, 300007};
 }
 
-// All -inf, a NaN, +inf, half -inf, huge magnitudes: rows 0-4 of x.
-void add_special_rows(HostTensor& x, int64_t cols) {
-  const double inf = std::numeric_limits<double>::infinity();
-  for (int64_t c = 0; c < cols; ++c) x.set(c, -inf);
-  x.set(cols + cols / 2, NAN);
-  x.set(2 * cols + cols / 3, inf);
-  for (int64_t c = 0; c < cols; c += 2) x.set(3 * cols + c, -inf);
-  for (int64_t c = 0; c < cols; ++c) x.set(4 * cols + c, x.get(4 * cols + c) * 3000.0);
-}
-
 bool is_split(const VariantFacts& v) { return v.tier == Tier::split; }
 
 }  // namespace
@@ -51,7 +41,7 @@ TEST_CASE("split softmax variants at every alignment, odd lengths, special rows 
       for (int64_t cols : split_cols(v.name, d))
         for (int64_t rows : {int64_t{1}, int64_t{3}, int64_t{5}}) {
           HostTensor x = random_tensor(d, static_cast<size_t>(rows * cols));
-          if (rows == 5) add_special_rows(x, cols);
+          add_special_rows(x, rows, cols);
           const std::vector<double> want[2] = {softmax_reference(values(x), rows, cols, 1, false),
                                                softmax_reference(values(x), rows, cols, 1, true)};
           // special rows expect NaN: poison with a finite value there
@@ -215,22 +205,9 @@ TEST_CASE("split softmax_backward variants at every alignment and in place", "[s
 TEST_CASE("few long rows select the split tier; results are the same bits on every run", "[softmax][split]") {
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_BFLOAT16}) {
     const int64_t rows = 2, cols = (int64_t{1} << 22) + 5;  // past what a cluster or the grid tier holds
-    const size_t n = static_cast<size_t>(rows * cols), e = elem_size(d);
-    HostTensor x = random_tensor(d, n);
+    HostTensor x = random_tensor(d, static_cast<size_t>(rows * cols));
     DeviceBuffer dx(x.bytes.size() + 64), dy(x.bytes.size() + 64);
-    upload(dx, x, e);
-    const char* name = nullptr;
-    KGEN_REQUIRE(kgen_softmax_selected(1, d, rows, cols, dx.at(e), dy.ptr, &name));
-    INFO(name);
-    CHECK(find_facts(kgen::Family::softmax, name).tier == Tier::split);
-    KGEN_REQUIRE(kgen_log_softmax(d, rows, cols, dx.at(e), dy.ptr, nullptr));
-    const HostTensor first = download(dy, d, n);
-    check_matches(first, softmax_reference(values(x), rows, cols, 1, true), tolerance(d));
-    for (int rep = 0; rep < 3; ++rep) {
-      poison(dy.ptr, dy.bytes);
-      KGEN_REQUIRE(kgen_log_softmax(d, rows, cols, dx.at(e), dy.ptr, nullptr));
-      CHECK(download(dy, d, n).bytes == first.bytes);
-    }
+    check_selected_repeatable(d, rows, cols, Tier::split, x, dx, dy);
   }
 }
 

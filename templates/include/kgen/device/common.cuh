@@ -3,6 +3,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_runtime.h>
 
 #include <cstdint>
 
@@ -52,6 +53,22 @@ __device__ __forceinline__ float kexp(float v) {
 __device__ __forceinline__ double kexp(double v) { return exp(v); }
 __device__ __forceinline__ float klog(float v) { return logf(v); }
 __device__ __forceinline__ double klog(double v) { return log(v); }
+
+// kernel<<<grid, block, smem, stream>>>(args...) through cudaLaunchKernelEx
+// with one launch attribute (a cluster's size, a cooperative launch, a
+// programmatic dependent launch), or none when !use.
+template <class Kernel, class... Args>
+cudaError_t launch_with(cudaLaunchAttribute attr, bool use, Kernel kernel, dim3 grid, int block, size_t smem,
+                        cudaStream_t stream, Args... args) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = dim3(block);
+  config.dynamicSmemBytes = smem;
+  config.stream = stream;
+  config.attrs = &attr;
+  config.numAttrs = use ? 1 : 0;
+  return cudaLaunchKernelEx(&config, kernel, args...);
+}
 
 // N elements moved as one aligned vector access (up to 16 bytes).
 template <class T, int N>

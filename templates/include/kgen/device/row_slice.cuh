@@ -514,19 +514,12 @@ cudaError_t launch_clusters(const DeviceInfo& d, unsigned grid, int block, size_
           d, [] { return cudaFuncSetAttribute(Kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1); });
       if (err != cudaSuccess) return err;
     }
-    cudaLaunchConfig_t config = {};
-    config.gridDim = dim3(grid);
-    config.blockDim = dim3(block);
-    config.dynamicSmemBytes = smem;
-    config.stream = stream;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = K;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    config.attrs = attr;
-    config.numAttrs = 1;
-    const cudaError_t err = cudaLaunchKernelEx(&config, Kernel, args...);
+    cudaLaunchAttribute attr = {};
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = K;
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    const cudaError_t err = launch_with(attr, true, Kernel, dim3(grid), block, smem, stream, args...);
     return err != cudaSuccess ? err : cudaGetLastError();
   }
 }

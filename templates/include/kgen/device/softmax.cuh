@@ -946,18 +946,14 @@ cudaError_t launch_grid(const void* problem, cudaStream_t stream) {
   const T* x = static_cast<const T*>(p.x);
   T* y = static_cast<T*>(p.y);
   auto* partial = static_cast<Online<compute_t<T>>*>(p.workspace);
-  int64_t cols = p.cols;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(p.rows * parts));
-  config.blockDim = dim3(B);
-  config.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeCooperative;
-  attr[0].val.cooperative = 1;
-  config.attrs = attr;
-  config.numAttrs = 1;
-  const cudaError_t err = p.log ? cudaLaunchKernelEx(&config, grid_kernel<T, V, B, true>, x, y, cols, parts, partial)
-                                : cudaLaunchKernelEx(&config, grid_kernel<T, V, B, false>, x, y, cols, parts, partial);
+  const int64_t cols = p.cols;
+  const dim3 grid(static_cast<unsigned>(p.rows * parts));
+  cudaLaunchAttribute attr = {};
+  attr.id = cudaLaunchAttributeCooperative;
+  attr.val.cooperative = 1;
+  const cudaError_t err =
+      p.log ? launch_with(attr, true, grid_kernel<T, V, B, true>, grid, B, 0, stream, x, y, cols, parts, partial)
+            : launch_with(attr, true, grid_kernel<T, V, B, false>, grid, B, 0, stream, x, y, cols, parts, partial);
   return err != cudaSuccess ? err : cudaGetLastError();
 }
 

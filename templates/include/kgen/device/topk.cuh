@@ -63,16 +63,10 @@ __device__ __forceinline__ void let_next_grid_launch() {
 template <class Kernel, class... Args>
 cudaError_t launch_chained(bool chained, Kernel kernel, dim3 grid, int block, cudaStream_t stream,
                            Args... args) {
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = grid;
-  cfg.blockDim = dim3(block);
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = chained ? 1 : 0;
-  return cudaLaunchKernelEx(&cfg, kernel, args...);
+  cudaLaunchAttribute attr = {};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  return launch_with(attr, chained, kernel, grid, block, 0, stream, args...);
 }
 
 template <class T> constexpr int kSortCapacity = 32768 / sizeof(key_t<T>);
