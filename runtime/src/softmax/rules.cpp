@@ -481,8 +481,7 @@ constexpr int64_t tile_max_forward_row(int size) { return size == 4 ? 48 : 40; }
 // kTileMinSegmentPacks, so that every variant runs such slabs).
 constexpr int64_t kTileMinSelectedSegmentPacks = 32;
 // Forward rows no 16-byte pack covers (odd lengths, tensors a few
-// elements into their storage) with y congruent to x, in tensors of
-// kSpanMinBytes or more.  H200, kgen-bench softmax --variants at 64 MiB
+// elements into their storage), in tensors of kSpanMinBytes or more.  H200, kgen-bench softmax --variants at 64 MiB
 // (bench/NOTES.md span v1), % of copy: half-type rows of 33-511 at 70-105%
 // against 35-70% in the warp tier's element loads and 53-70% in the tile;
 // of 777 and 1001 100-108% against 87-106% in blocks of one warp; float32
@@ -491,18 +490,23 @@ constexpr int64_t kTileMinSelectedSegmentPacks = 32;
 // and two warps too); shorter rows (float32 7-12: 87-95% in the tile, 81-88%
 // in spans; half types 15-29: 58-68% in either on the H200, and rows of 29
 // 1.04-1.07x the tile's time in spans on the H100) stay the tile's where it
-// fills the GPU, the span above the warp tier otherwise.  y off x's
-// alignment would be stored an element at a time (H200 sweep, x one element
-// into its storage: 7x16x1117x421 float16 259 us against 68 in the warp
-// tier), and small tensors ran 0.2-0.4 us slower than in the warp tier
-// (H200 sweep: log_softmax 223 float32 3.3 -> 3.6 us, 49x89 bfloat16 3.5
-// -> 4.0: a warp's longer chain of dependent instructions where nothing
-// hides it).  Among spans: the fewest idle eighths of the group's packs,
+// fills the GPU, the span above the warp tier otherwise.  Small tensors
+// ran 0.2-0.4 us slower than in the warp tier (H200 sweep: log_softmax 223
+// float32 3.3 -> 3.6 us, 49x89 bfloat16 3.5 -> 4.0: a warp's longer chain
+// of dependent instructions where nothing hides it).  y off x's alignment
+// leaves through shared memory in its own packs (store_span_rows; stored
+// an element at a time, 7x16x1117x421 float16 one element into its storage
+// took 259 us against 68 in the warp tier): x one element in, y aligned,
+// half-type rows of 55-1001 0.58-0.92x the warp tier's time on the H200
+// and 0.61-0.96x on the H100 (log_softmax rows of 87 float16 80.5 -> 52.7
+// us, 1.48x torch), float32 rows of 41 0.76x / 0.90x the tile's, of 127
+// even with the warp tier; float32 rows of 64 at 1 MB 4.0 -> 4.3 us
+// (H200), so float32 from kSpanApartMinBytes (bench/NOTES.md span v3).  Among spans: the fewest idle eighths of the group's packs,
 // then the fewest lanes a row (more packs a lane: half-type rows of 333
 // 92-94% in 16 lanes x 4 packs, 82-92% in 32 x 2; float32 rows of 77
 // 98-99% in 8 x 4, 93-97% in 16 x 2), then one row a group unless a lane
 // holds one pack.
-constexpr int64_t kSpanMinBytes = int64_t{1} << 19;
+constexpr int64_t kSpanMinBytes = int64_t{1} << 19, kSpanApartMinBytes = int64_t{1} << 22;
 constexpr int64_t span_first_row(int size) { return size == 4 ? 13 : 33; }
 // Three packs a lane (bench/NOTES.md span v2): H200 kgen-bench softmax at
 // 128 MiB, half-type rows of 181-555 in groups of 8-32 lanes at 95-101% of
@@ -526,7 +530,10 @@ Score span_heuristic(const Params& q, const Problem& p) {
   const int size = dtype_size(p.dtype);
   const bool bwd = backward(p);
   const int packs = q.cols_per_thread / q.pack_size;  // a lane
-  if (pack_covers(p, 16) || !congruent_xy(p) || p.rows * p.cols * size < kSpanMinBytes) return Score::reject();
+  const int64_t bytes = p.rows * p.cols * size;
+  if (pack_covers(p, 16) || bytes < kSpanMinBytes) return Score::reject();
+  // y apart from x: the forward only (the backward's staged stores were not measured), float32 in larger tensors
+  if (!congruent_xy(p) && (bwd || (size == 4 && bytes < kSpanApartMinBytes))) return Score::reject();
   if ((packs == 3 && (size != 2 || q.group_width < 8)) || (bwd && (size != 2 || (packs == 4 && q.group_width == 4))))
     return Score::reject();
   Score s;

@@ -344,8 +344,87 @@ __device__ __forceinline__ void store_values(T* p, const compute_t<T>* v, bool v
   for (int j = 0; j < kVec<T>; ++j) p[j] = from_compute<T>(v[j]);
 }
 
-__device__ __forceinline__ bool congruent(const void* a, const void* b) {
+__host__ __device__ __forceinline__ bool congruent(const void* a, const void* b) {
   return (reinterpret_cast<uintptr_t>(a) - reinterpret_cast<uintptr_t>(b)) % 16 == 0;
+}
+
+// A warp's staging buffer for span rows whose output is not congruent to
+// the input (store_span_rows): elements a warp, a multiple of a pack (the
+// rows of one r, adjacent in y, at most (G x K + 1) x P - 1 values each,
+// and up to P - 1 ahead of the first).
+template <class T, int K, int G>
+constexpr int kSpanStage = ((32 / G) * ((G * K + 1) * kVec<T> - 1) + 2 * kVec<T> - 1) / kVec<T> * kVec<T>;
+
+// Stores the rows of a warp's lane groups in the span layout (GroupSpan
+// over LaneGroups<G, R>): out(r, v) is the output of the lane's value v of
+// row r (body slot i's element j at v = i x P + j, edge e at K x P + e).
+// With y congruent to the rows' packs (vec), each body pack is one 16-byte
+// store.  Otherwise an element a store wrote a pack's sector eight times
+// (H200 sweep: 7x16x1117x421 float16 one element into its storage 259 us,
+// 68 in the warp tier's element accesses), so the warp's rows of each r,
+// adjacent in y, go through `stage` (kSpanStage elements of shared memory,
+// 16-byte aligned) placed so that y's 16-byte boundaries fall on the
+// buffer's, and leave in y's own packs, the head and tail an element a lane.
+template <class T, int K, int G, int R, int BLOCK, class Out>
+__device__ __forceinline__ void store_span_rows(T* y, int64_t rows, int cols, int64_t base,
+                                                const softmax::LaneGroups<G, R, BLOCK>& lg,
+                                                const GroupSpan<T, K, G> (&sp)[R], bool vec, T* stage, Out out) {
+  constexpr int P = kVec<T>, E = GroupSpan<T, K, G>::E, W = 32 / G;
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const int64_t row = lg.row(base, r);
+    if (vec) {
+      if (row >= rows) continue;
+      T* yr = y + row * cols;
+#pragma unroll
+      for (int i = 0; i < K; ++i) {
+        if (!sp[r].has(i)) continue;
+        compute_t<T> o[P];
+#pragma unroll
+        for (int j = 0; j < P; ++j) o[j] = out(r, i * P + j);
+        store_raw(yr + sp[r].body_at(i), raw_of<T>(o));
+      }
+#pragma unroll
+      for (int e = 0; e < E; ++e) {
+        // value and column first: predicated stores, not a branch each
+        const int c = sp[r].edge_at(e);
+        const T v = from_compute<T>(out(r, K * P + e));
+        if (c < cols) yr[c] = v;
+      }
+      continue;
+    }
+    const int64_t first = row - lg.group;  // the warp's first row of this r
+    if (first >= rows) break;              // the same for the whole warp
+    T* const yc = y + first * cols;
+    const int a = static_cast<int>(reinterpret_cast<uintptr_t>(yc) % 16) / static_cast<int>(sizeof(T));
+    if (row < rows) {
+      T* const s = stage + a + lg.group * cols;
+#pragma unroll
+      for (int i = 0; i < K; ++i) {
+        if (!sp[r].has(i)) continue;
+#pragma unroll
+        for (int j = 0; j < P; ++j) s[sp[r].body_at(i) + j] = from_compute<T>(out(r, i * P + j));
+      }
+#pragma unroll
+      for (int e = 0; e < E; ++e) {
+        const int c = sp[r].edge_at(e);
+        const T v = from_compute<T>(out(r, K * P + e));
+        if (c < cols) s[c] = v;
+      }
+    }
+    __syncwarp();
+    const int lane = static_cast<int>(threadIdx.x % 32);
+    const int n = static_cast<int>((rows - first < W ? rows - first : W) * cols);
+    const int head = a ? P - a : 0;  // n > head: a row has a body pack
+    const int packs = (n - head) / P, tail = head + packs * P;
+    for (int k = lane; k < packs; k += 32) {
+      const uint4 q = *reinterpret_cast<const uint4*>(stage + a + head + k * P);  // one 16-byte shared load
+      store_raw(yc + head + k * P, Raw{{q.x, q.y, q.z, q.w}});
+    }
+    if (lane < head) yc[lane] = stage[a + lane];
+    if (lane < n - tail) yc[tail + lane] = stage[a + tail + lane];
+    __syncwarp();
+  }
 }
 
 // Whether this compilation pass has thread-block clusters (sm_90 on; the

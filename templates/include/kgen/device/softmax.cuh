@@ -155,7 +155,7 @@ struct FastMaxOp {
 // lane, edge q in lane q % G: row_slice.cuh's layout at the size of a lane
 // group.  Rows of 2P - 1 values at least (a body pack) and K x G body packs
 // at most.  y is stored in the same packs when congruent to x modulo 16
-// bytes, else an element at a time.  (H200, kgen-bench at 128 MiB:
+// bytes, else in its own through shared memory (store_span_rows).  (H200, kgen-bench at 128 MiB:
 // float16 rows of 77 at 77-79% of copy where the warp tier's element loads
 // ran 45-50%, of 255 at 99% against 69-83%; bench/NOTES.md span v1.)
 template <class T, int K, int G, int R, bool LOG, int BLOCK>
@@ -165,6 +165,8 @@ __global__ void __launch_bounds__(BLOCK) span_kernel(const T* x, T* y, int64_t r
   constexpr int P = Span::P, E = Span::E, V = K * P + E;
   const LaneGroups<G, R, BLOCK> lg;
   const bool vec = rows::congruent(x, y);
+  extern __shared__ __align__(16) unsigned char span_stage[];  // y not congruent to x: the launch gives it
+  T* const stage = reinterpret_cast<T*>(span_stage) + (threadIdx.x / 32) * rows::kSpanStage<T, K, G>;
   for (int64_t base = lg.first; base < rows; base += lg.step) {
     const auto row = [&](int r) { return lg.row(base, r); };
     Span sp[R];
@@ -198,28 +200,12 @@ __global__ void __launch_bounds__(BLOCK) span_kernel(const T* x, T* y, int64_t r
     }
     Cm mx[R], sum[R];
     group_rows<FastMaxOp, G, LOG>(buf, mx, sum);
+    Cm s[R];
 #pragma unroll
-    for (int r = 0; r < R; ++r) {
-      if (row(r) >= rows) continue;
-      const Cm s = LOG ? klog(sum[r]) : Cm(1) / sum[r];
-      T* yr = y + row(r) * cols;
-      const auto out = [&](Cm v) { return LOG ? v - s : v * s; };
-#pragma unroll
-      for (int i = 0; i < K; ++i) {
-        if (!sp[r].has(i)) continue;
-        Cm o[P];
-#pragma unroll
-        for (int j = 0; j < P; ++j) o[j] = out(buf[r][i * P + j]);
-        rows::store_values<T>(yr + sp[r].body_at(i), o, vec);
-      }
-#pragma unroll
-      for (int e = 0; e < E; ++e) {
-        // value and column first: predicated stores, not a branch each
-        const int c = sp[r].edge_at(e);
-        const T v = from_compute<T>(out(buf[r][K * P + e]));
-        if (c < cols) yr[c] = v;
-      }
-    }
+    for (int r = 0; r < R; ++r) s[r] = LOG ? klog(sum[r]) : Cm(1) / sum[r];
+    rows::store_span_rows<T, K, G, R, BLOCK>(y, rows, cols, base, lg, sp, vec, stage, [&](int r, int v) {
+      return LOG ? buf[r][v] - s[r] : buf[r][v] * s[r];
+    });
   }
 }
 
@@ -780,10 +766,11 @@ cudaError_t launch_span(const void* problem, cudaStream_t stream) {
   const T* x = static_cast<const T*>(p.x);
   T* y = static_cast<T*>(p.y);
   const int cols = static_cast<int>(p.cols);
+  const size_t stage = rows::congruent(x, y) ? 0 : (kBlock / 32) * rows::kSpanStage<T, K, G> * sizeof(T);
   if (p.log)
-    span_kernel<T, K, G, R, true, kBlock><<<grid, kBlock, 0, stream>>>(x, y, p.rows, cols);
+    span_kernel<T, K, G, R, true, kBlock><<<grid, kBlock, stage, stream>>>(x, y, p.rows, cols);
   else
-    span_kernel<T, K, G, R, false, kBlock><<<grid, kBlock, 0, stream>>>(x, y, p.rows, cols);
+    span_kernel<T, K, G, R, false, kBlock><<<grid, kBlock, stage, stream>>>(x, y, p.rows, cols);
   return cudaGetLastError();
 }
 

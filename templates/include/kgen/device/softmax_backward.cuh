@@ -98,7 +98,8 @@ __global__ void __launch_bounds__(BLOCK)
 // holds the aligned bodies of a row of y and of dy in 16-byte packs, K a
 // lane, and their heads and tails an element a lane; dy lies as y does
 // modulo 16 bytes (selection), dx is stored in the same packs when it
-// does too, else an element at a time.  Empty slots hold 0 (no term).
+// does too, else in its own through shared memory (store_span_rows).
+// Empty slots hold 0 (no term).
 template <class T, int K, int G, int R, bool LOG, int BLOCK>
 __global__ void __launch_bounds__(BLOCK) span_kernel(const T* y, const T* dy, T* dx, int64_t rows, int cols) {
   using Cm = compute_t<T>;
@@ -106,6 +107,8 @@ __global__ void __launch_bounds__(BLOCK) span_kernel(const T* y, const T* dy, T*
   constexpr int P = Span::P, E = Span::E, V = K * P + E;
   const LaneGroups<G, R, BLOCK> lg;
   const bool vec = rows::congruent(y, dx);
+  extern __shared__ __align__(16) unsigned char span_stage[];  // dx not congruent to y: the launch gives it
+  T* const stage = reinterpret_cast<T*>(span_stage) + (threadIdx.x / 32) * rows::kSpanStage<T, K, G>;
   for (int64_t base = lg.first; base < rows; base += lg.step) {
     const auto row = [&](int r) { return lg.row(base, r); };
     Span sp[R];
@@ -149,26 +152,9 @@ __global__ void __launch_bounds__(BLOCK) span_kernel(const T* y, const T* dy, T*
       }
     }
     group_terms<G, LOG>(yb, gb, sum);
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      if (row(r) >= rows) continue;
-      T* out = dx + row(r) * cols;
-#pragma unroll
-      for (int i = 0; i < K; ++i) {
-        if (!sp[r].has(i)) continue;
-        Cm o[P];
-#pragma unroll
-        for (int j = 0; j < P; ++j) o[j] = grad<LOG>(yb[r][i * P + j], gb[r][i * P + j], sum[r]);
-        rows::store_values<T>(out + sp[r].body_at(i), o, vec);
-      }
-#pragma unroll
-      for (int e = 0; e < E; ++e) {
-        // value and column first: predicated stores, not a branch each
-        const int c = sp[r].edge_at(e);
-        const T v = from_compute<T>(grad<LOG>(yb[r][K * P + e], gb[r][K * P + e], sum[r]));
-        if (c < cols) out[c] = v;
-      }
-    }
+    rows::store_span_rows<T, K, G, R, BLOCK>(dx, rows, cols, base, lg, sp, vec, stage, [&](int r, int v) {
+      return grad<LOG>(yb[r][v], gb[r][v], sum[r]);
+    });
   }
 }
 
@@ -523,10 +509,11 @@ cudaError_t launch_span(const void* problem, cudaStream_t stream) {
   const T* dy = static_cast<const T*>(p.dy);
   T* dx = static_cast<T*>(p.y);
   const int cols = static_cast<int>(p.cols);
+  const size_t stage = rows::congruent(y, dx) ? 0 : (kBlock / 32) * rows::kSpanStage<T, K, G> * sizeof(T);
   if (p.log)
-    span_kernel<T, K, G, R, true, kBlock><<<grid, kBlock, 0, stream>>>(y, dy, dx, p.rows, cols);
+    span_kernel<T, K, G, R, true, kBlock><<<grid, kBlock, stage, stream>>>(y, dy, dx, p.rows, cols);
   else
-    span_kernel<T, K, G, R, false, kBlock><<<grid, kBlock, 0, stream>>>(y, dy, dx, p.rows, cols);
+    span_kernel<T, K, G, R, false, kBlock><<<grid, kBlock, stage, stream>>>(y, dy, dx, p.rows, cols);
   return cudaGetLastError();
 }
 
