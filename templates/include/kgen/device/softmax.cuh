@@ -82,6 +82,19 @@ __global__ void __launch_bounds__(BLOCK)
   Cm buf[R][C];
   for (int64_t base = lg.first; base < rows; base += lg.step) {
     const auto row = [&](int r) { return lg.row(base, r); };
+    // the row each group reads (past the end, row 0: computed, not stored)
+    // and its first element's offset, which addresses both x and y: one
+    // 64-bit product a warp iteration, a 32-bit one a row (the rows' 64-bit
+    // index products, for x and again for y, took a sixth of the
+    // instructions of bfloat16 rows of 13; bench/NOTES.md warp v4)
+    const int64_t base_off = base * cols;
+    int64_t at[R], off[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const bool in = row(r) < rows;
+      at[r] = in ? row(r) : 0;
+      off[r] = in ? base_off + (lg.group + r * (32 / G)) * cols : 0;
+    }
     // Every load of the group's rows is issued before any value is used.  A
     // pack past its row reads the next row's values (replaced by -inf
     // below), so the loads need no predicate: one base address and
@@ -97,11 +110,11 @@ __global__ void __launch_bounds__(BLOCK)
     if (kPacks * R > 2 && row(R - 1) < hoist_end) {
 #pragma unroll
       for (int r = 0; r < R; ++r)
-        ld.template load_row<kPacks, P>(ld.row(row(r)), [&](int i) { return (i * G + g_lane) * P; }, &buf[r][0]);
+        ld.template load_row<kPacks, P>(ld.row(at[r], off[r]), [&](int i) { return (i * G + g_lane) * P; }, &buf[r][0]);
     } else {
 #pragma unroll
       for (int r = 0; r < R; ++r) {
-        const auto lr = ld.row(row(r) < rows ? row(r) : 0);
+        const auto lr = ld.row(at[r], off[r]);
 #pragma unroll
         for (int i = 0; i < kPacks; ++i) {
           const int col = (i * G + g_lane) * P;
@@ -123,9 +136,9 @@ __global__ void __launch_bounds__(BLOCK)
       if (row(r) >= rows) continue;
       // one reciprocal a row, not a division an element (div.rn is ~10
       // instructions; the half-type rows are instruction-bound)
-      const Cm s = LOG ? klog(sum[r]) : Cm(1) / sum[r];
+      const Cm s = row_scale<T, LOG>(sum[r]);
       const bool zero = ld.safe() && mx[r] == neg_inf<Cm>();
-      T* yr = y + row(r) * cols;
+      T* yr = y + off[r];
 #pragma unroll
       for (int i = 0; i < kPacks; ++i) {
         const int col = (i * G + g_lane) * P;
@@ -202,7 +215,7 @@ __global__ void __launch_bounds__(BLOCK) span_kernel(const T* x, T* y, int64_t r
     group_rows<FastMaxOp, G, LOG>(buf, mx, sum);
     Cm s[R];
 #pragma unroll
-    for (int r = 0; r < R; ++r) s[r] = LOG ? klog(sum[r]) : Cm(1) / sum[r];
+    for (int r = 0; r < R; ++r) s[r] = row_scale<T, LOG>(sum[r]);
     rows::store_span_rows<T, K, G, R, BLOCK>(y, rows, cols, base, lg, sp, vec, stage, [&](int r, int v) {
       return LOG ? buf[r][v] - s[r] : buf[r][v] * s[r];
     });
@@ -249,7 +262,7 @@ __global__ void __launch_bounds__(BLOCK, kMinBlocks<BLOCK>)
       for (int j = 0; j < P; ++j) thread_sum += kexp(to_compute(buf[j * packs + k]) - mx);
     const Cm sum = block_all_reduce<BLOCK>(thread_sum, SumOp(), Cm(0));
     // one division per row, not per element
-    const Cm s = LOG ? klog(sum) : Cm(1) / sum;
+    const Cm s = row_scale<T, LOG>(sum);
     const bool zero = ld.safe() && mx == neg_inf<Cm>();
     T* yr = y + row * cols;
     for (int k = threadIdx.x; k < packs; k += BLOCK) {
@@ -292,7 +305,7 @@ __global__ void __launch_bounds__(BLOCK)
           for (int j = 0; j < P; ++j) st.add(v[u][j]);
     }
     st = block_all_reduce_online<BLOCK>(st);
-    const Cm s = LOG ? klog(st.s) : Cm(1) / st.s;
+    const Cm s = row_scale<T, LOG>(st.s);
     const bool zero = ld.safe() && st.m == neg_inf<Cm>();
     T* yr = y + row * cols;
     for (int64_t k0 = threadIdx.x; k0 < packs; k0 += int64_t{BLOCK} * U) {
@@ -397,7 +410,7 @@ __global__ void __launch_bounds__(B, rows::kSliceMinBlocks<B>) slice_kernel(cons
   // bfloat16 log modes spilled 92 bytes at 8 packs a thread (ncu, bfloat16
   // rows of 131072 in clusters of 16 x 128: 2.6M local-memory requests)
   rows::after(v, st.s < Cm(0));
-  const Cm ls = LOG ? klog(st.s) : Cm(1) / st.s;
+  const Cm ls = row_scale<T, LOG>(st.s);
   const bool vec_y = rows::congruent(x, y);
   auto out = [&](const rows::Raw& r, int i) {
     Cm o[P];
@@ -444,7 +457,7 @@ __global__ void __launch_bounds__(B, kSplitMinBlocks<T, B>)
   Online<Cm> st = Online<Cm>::identity();
   for (int64_t g = threadIdx.x; g < parts; g += B) st = Online<Cm>::merge(st, partial[row * parts + g]);
   st = block_all_reduce_online<B>(st);
-  const Cm ls = LOG ? klog(st.s) : Cm(1) / st.s;
+  const Cm ls = row_scale<T, LOG>(st.s);
   const T* xr = x + row * cols;
   T* yr = y + row * cols;
   const rows::Slice s = rows::slice_of<T, B>(xr, cols, static_cast<int>(cta % parts), parts);
@@ -512,7 +525,7 @@ __global__ void __launch_bounds__(B, kStridedSplitMinBlocks<B>)
     for (int64_t g = s.row; g < parts; g += s.rows) st = Online<Cm>::merge(st, partial[(outer * parts + g) * inner + s.col]);
   st = fold_columns(st, s, scratch, OnlineOp());
   if (!s.active) return;
-  const Cm ls = LOG ? klog(st.s) : Cm(1) / st.s;
+  const Cm ls = row_scale<T, LOG>(st.s);
   const int64_t base = outer * axis * inner + s.col;
   const int64_t step = int64_t{s.rows} * inner;
   for (int64_t a = s.a0 + s.row; a < s.a1; a += int64_t{s.rows} * U) {
@@ -612,7 +625,7 @@ __device__ __forceinline__ void tile_row_stats(const T* b, int n, int axis, RowS
       if ((k + 1) * G >= axis) break;
     }
     s = group_all_reduce<G>(s, SumOp());
-    if (ok && lane == 0) stat[c] = RowStat<Cm>{m, LOG ? klog(s) : Cm(1) / s};
+    if (ok && lane == 0) stat[c] = RowStat<Cm>{m, row_scale<T, LOG>(s)};
   }
 }
 
@@ -687,7 +700,7 @@ __global__ void __launch_bounds__(B, tiles::kTileMinBlocks<T, B, SEG, 1>)
         }
         s = tiles::group_reduce(s, SumOp(), g);
         if (!ok) return;
-        const Cm ls = LOG ? klog(s) : Cm(1) / s;
+        const Cm ls = row_scale<T, LOG>(s);
 #pragma unroll
         for (int k = 0; k < K; ++k) {
           const int a = lane + k * g;
@@ -710,7 +723,7 @@ __global__ void __launch_bounds__(B, tiles::kTileMinBlocks<T, B, SEG, 1>)
       }
       st = tiles::group_reduce(st, OnlineOp(), g);
       if (!ok) return;
-      const Cm ls = LOG ? klog(st.s) : Cm(1) / st.s;
+      const Cm ls = row_scale<T, LOG>(st.s);
       for (int a = lane; a < axis; a += g) {
         T& v = b[place.at(col, a)];
         v = from_compute<T>(softmax_of<LOG>(to_compute(v), st.m, ls));
@@ -910,7 +923,7 @@ __global__ void __launch_bounds__(B, kgen::softmax::kGridCtasPerSm<B>)
   }
   st = block_all_reduce_online<B>(r);
   rows::after(v, st.s < Cm(0));
-  const Cm ls = LOG ? klog(st.s) : Cm(1) / st.s;
+  const Cm ls = row_scale<T, LOG>(st.s);
   const bool vec_y = rows::congruent(x, y);
 #pragma unroll
   for (int i = 0; i < V; ++i)

@@ -83,6 +83,19 @@ struct NanMaxOp {
 #endif
 };
 
+// A row's finishing scale from its sum of exps: log sum (LOG) or 1 / sum.
+// The half types' log in one MUFU.LG2 and a multiply (__logf: a few ulp of
+// a float, far below the rounding of a half-type y), where logf's ~27
+// instructions a row were a quarter of a warp's work on short rows
+// (bfloat16 log_softmax rows of 13: 200 instructions a warp iteration of 4
+// rows; bench/NOTES.md warp v4).  float32 and float64 keep logf and log.
+template <class T, bool LOG, class C>
+__device__ __forceinline__ C row_scale(C sum) {
+  if constexpr (!LOG) return C(1) / sum;
+  else if constexpr (sizeof(T) == 2) return __logf(sum);
+  else return klog(sum);
+}
+
 // Running (max, sum of exp(x - max)) of a stream of values.  -inf entries
 // contribute 0 without turning the sum into NaN (exp(-inf - -inf)); NaN
 // propagates through the max and the sum; a row of only -inf ends with

@@ -29,6 +29,8 @@ struct DirectLoad {
     const T* x;
   };
   __device__ __forceinline__ Row row(int64_t r) const { return Row{x + r * cols}; }
+  // row r, whose first element the caller has at `offset` (r x cols)
+  __device__ __forceinline__ Row row(int64_t, int64_t offset) const { return Row{x + offset}; }
   template <int P>
   __device__ __forceinline__ void load(const Row& r, int64_t col, compute_t<T>* dst) const {
     load_pack<T, P>(r.x + col, dst);
@@ -88,7 +90,9 @@ struct MaskLoad {
     int64_t mask_offset;  // elements
     int64_t query;
   };
-  __device__ __forceinline__ Row row(int64_t r) const {
+  __device__ __forceinline__ Row row(int64_t r) const { return row(r, r * cols); }
+  // row r, whose first element the caller has at `offset` (r x cols)
+  __device__ __forceinline__ Row row(int64_t r, int64_t offset) const {
     int64_t q, h, b;
     if (narrow) {
       uint32_t uq, uh;
@@ -100,7 +104,7 @@ struct MaskLoad {
       const int64_t bh = r / queries;
       h = bh % heads, b = bh / heads;
     }
-    return Row{x + r * cols, b * batch_stride + h * head_stride + q * query_stride, q};
+    return Row{x + offset, b * batch_stride + h * head_stride + q * query_stride, q};
   }
   template <int P>
   __device__ __forceinline__ void load(const Row& r, int64_t col, C* dst) const {

@@ -138,7 +138,7 @@ __global__ void __launch_bounds__(kStridedForwardBlock)
       }
     column_all_reduce<TX, P>(sum, SumOp(), scratch, warps);
 #pragma unroll
-    for (int j = 0; j < P; ++j) sum[j] = LOG ? klog(sum[j]) : Cm(1) / sum[j];
+    for (int j = 0; j < P; ++j) sum[j] = row_scale<T, LOG>(sum[j]);
     T* yp = y + base + t.ty * cs.inner;
 #pragma unroll
     for (int k = 0; k < C; ++k, yp += step) {
@@ -187,7 +187,7 @@ __global__ void __launch_bounds__(32 * kStridedUncachedWarps)
     column_all_reduce<TX, P>(st, OnlineOp(), scratch, kStridedUncachedWarps);
     Cm s[P];
 #pragma unroll
-    for (int j = 0; j < P; ++j) s[j] = LOG ? klog(st[j].s) : Cm(1) / st[j].s;
+    for (int j = 0; j < P; ++j) s[j] = row_scale<T, LOG>(st[j].s);
     for (int64_t a = t.ty; col_ok && a < cs.axis; a += t.TY) {
       Cm v[P];
       load_pack<T, P>(x + base + a * cs.inner, v);
@@ -363,7 +363,7 @@ __global__ void __launch_bounds__(kColumnBlock) column_kernel(const T* x, T* y, 
             sum[j] += v[w][a][j];
           }
         }
-        sum[j] = LOG ? klog(sum[j]) : Cm(1) / sum[j];
+        sum[j] = row_scale<T, LOG>(sum[j]);
       }
       T* yp = y + base[w];
 #pragma unroll
