@@ -355,6 +355,21 @@ __host__ __device__ __forceinline__ bool congruent(const void* a, const void* b)
 template <class T, int K, int G>
 constexpr int kSpanStage = ((32 / G) * ((G * K + 1) * kVec<T> - 1) + 2 * kVec<T> - 1) / kVec<T> * kVec<T>;
 
+// The dynamic shared memory a span launch of BLOCK threads gives: the
+// warps' staging buffers when the output is not congruent to the input,
+// else none.
+template <class T, int K, int G, int BLOCK>
+size_t span_stage_bytes(const void* in, const void* out) {
+  return congruent(in, out) ? 0 : (BLOCK / 32) * kSpanStage<T, K, G> * sizeof(T);
+}
+
+// This warp's staging buffer in a span kernel's dynamic shared memory.
+template <class T, int K, int G>
+__device__ __forceinline__ T* warp_span_stage() {
+  extern __shared__ __align__(16) unsigned char span_stage[];
+  return reinterpret_cast<T*>(span_stage) + (threadIdx.x / 32) * kSpanStage<T, K, G>;
+}
+
 // Stores the rows of a warp's lane groups in the span layout (GroupSpan
 // over LaneGroups<G, R>): out(r, v) is the output of the lane's value v of
 // row r (body slot i's element j at v = i x P + j, edge e at K x P + e).

@@ -168,9 +168,10 @@ struct FastMaxOp {
 // lane, edge q in lane q % G: row_slice.cuh's layout at the size of a lane
 // group.  Rows of 2P - 1 values at least (a body pack) and K x G body packs
 // at most.  y is stored in the same packs when congruent to x modulo 16
-// bytes, else in its own through shared memory (store_span_rows).  (H200, kgen-bench at 128 MiB:
-// float16 rows of 77 at 77-79% of copy where the warp tier's element loads
-// ran 45-50%, of 255 at 99% against 69-83%; bench/NOTES.md span v1.)
+// bytes, else in its own through shared memory (store_span_rows).  (H200,
+// kgen-bench at 128 MiB: float16 rows of 77 at 77-79% of copy where the
+// warp tier's element loads ran 45-50%, of 255 at 99% against 69-83%;
+// bench/NOTES.md span v1.)
 template <class T, int K, int G, int R, bool LOG, int BLOCK>
 __global__ void __launch_bounds__(BLOCK) span_kernel(const T* x, T* y, int64_t rows, int cols) {
   using Cm = compute_t<T>;
@@ -178,8 +179,7 @@ __global__ void __launch_bounds__(BLOCK) span_kernel(const T* x, T* y, int64_t r
   constexpr int P = Span::P, E = Span::E, V = K * P + E;
   const LaneGroups<G, R, BLOCK> lg;
   const bool vec = rows::congruent(x, y);
-  extern __shared__ __align__(16) unsigned char span_stage[];  // y not congruent to x: the launch gives it
-  T* const stage = reinterpret_cast<T*>(span_stage) + (threadIdx.x / 32) * rows::kSpanStage<T, K, G>;
+  T* const stage = rows::warp_span_stage<T, K, G>();  // y apart from x: the launch gives it
   for (int64_t base = lg.first; base < rows; base += lg.step) {
     const auto row = [&](int r) { return lg.row(base, r); };
     Span sp[R];
@@ -779,7 +779,7 @@ cudaError_t launch_span(const void* problem, cudaStream_t stream) {
   const T* x = static_cast<const T*>(p.x);
   T* y = static_cast<T*>(p.y);
   const int cols = static_cast<int>(p.cols);
-  const size_t stage = rows::congruent(x, y) ? 0 : (kBlock / 32) * rows::kSpanStage<T, K, G> * sizeof(T);
+  const size_t stage = rows::span_stage_bytes<T, K, G, kBlock>(x, y);
   if (p.log)
     span_kernel<T, K, G, R, true, kBlock><<<grid, kBlock, stage, stream>>>(x, y, p.rows, cols);
   else

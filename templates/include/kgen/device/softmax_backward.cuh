@@ -107,8 +107,7 @@ __global__ void __launch_bounds__(BLOCK) span_kernel(const T* y, const T* dy, T*
   constexpr int P = Span::P, E = Span::E, V = K * P + E;
   const LaneGroups<G, R, BLOCK> lg;
   const bool vec = rows::congruent(y, dx);
-  extern __shared__ __align__(16) unsigned char span_stage[];  // dx not congruent to y: the launch gives it
-  T* const stage = reinterpret_cast<T*>(span_stage) + (threadIdx.x / 32) * rows::kSpanStage<T, K, G>;
+  T* const stage = rows::warp_span_stage<T, K, G>();  // dx apart from y: the launch gives it
   for (int64_t base = lg.first; base < rows; base += lg.step) {
     const auto row = [&](int r) { return lg.row(base, r); };
     Span sp[R];
@@ -509,7 +508,7 @@ cudaError_t launch_span(const void* problem, cudaStream_t stream) {
   const T* dy = static_cast<const T*>(p.dy);
   T* dx = static_cast<T*>(p.y);
   const int cols = static_cast<int>(p.cols);
-  const size_t stage = rows::congruent(y, dx) ? 0 : (kBlock / 32) * rows::kSpanStage<T, K, G> * sizeof(T);
+  const size_t stage = rows::span_stage_bytes<T, K, G, kBlock>(y, dx);
   if (p.log)
     span_kernel<T, K, G, R, true, kBlock><<<grid, kBlock, stage, stream>>>(y, dy, dx, p.rows, cols);
   else
