@@ -2,10 +2,12 @@
 // in the same run.
 //
 //   kgen-bench softmax [--dtypes f32,f16,bf16] [--cols 32,128,...] [--mib 512]
-//                      [--reps 30] [--variants] [--md FILE] [--csv FILE]
+//                      [--offset 0] [--reps 30] [--variants] [--md FILE] [--csv FILE]
 //   kgen-bench softmax_backward [--dtypes f32,f16,bf16] [--cols 32,128,...] [--mib 512]
-//                      [--reps 30] [--variants] [--md FILE] [--csv FILE]
-//                      (softmax and log_softmax backward over the forward's rows)
+//                      [--offset 0] [--reps 30] [--variants] [--md FILE] [--csv FILE]
+//                      (softmax and log_softmax backward over the forward's rows;
+//                      --offset E: the inputs E elements into their storage, the
+//                      output at its own start)
 //   kgen-bench softmax_dim [--dtypes f32,f16,bf16] [--shapes OUTERxAXISxINNER,...]
 //                      [--ops softmax,log_softmax,softmax_backward,log_softmax_backward]
 //                      [--reps 30] [--variants] [--md FILE] [--csv FILE]
@@ -63,6 +65,7 @@ struct Options {
   std::string md, csv;
   std::string torch;  // topk: a CSV of PyTorch's times (bench/topk_torch.py)
   std::string shapes;  // softmax_dim: OUTERxAXISxINNER,... in place of the built-in list
+  int64_t offset = 0;  // softmax, softmax_backward: the inputs this many elements into their storage
   int calls = 256, batches = 201;  // host
 };
 
@@ -317,12 +320,13 @@ int bench_rows(const Options& o, const std::string& family) {
     const int e = kgen_dtype_size(parse_dtype(dname));
     for (int64_t cols : o.cols) {
       const int64_t rows = std::max<int64_t>(1, static_cast<int64_t>(o.mib * 1048576.0 / (cols * e)));
-      const std::string shape = std::to_string(rows) + "x" + std::to_string(cols);
+      const std::string shape =
+          std::to_string(rows) + "x" + std::to_string(cols) + (o.offset ? "+" + std::to_string(o.offset) : "");
       double copy = 0;
       for (int log = 0; log < 2; ++log) {
         const auto c = make(run, family, dname,
                             "outer=" + std::to_string(rows) + " axis=" + std::to_string(cols) +
-                                " log=" + std::to_string(log));
+                                " log=" + std::to_string(log) + " offset=" + std::to_string(o.offset));
         if (log == 0) copy = copy_row(run, o, shape, *c);
         if (!time_case(run, o, {(log ? "log_" : "") + family, dname, shape}, copy, *c)) return 1;
       }
@@ -552,9 +556,9 @@ int bench_topk(const Options& o) {
 int usage() {
   std::fprintf(stderr,
                "usage: kgen-bench softmax [--dtypes f32,f16,bf16] [--cols 32,128,...] [--mib 512]\n"
-               "                          [--reps 30] [--variants] [--md FILE] [--csv FILE]\n"
+               "                          [--offset 0] [--reps 30] [--variants] [--md FILE] [--csv FILE]\n"
                "       kgen-bench softmax_backward [--dtypes f32,f16,bf16] [--cols 32,128,...] [--mib 512]\n"
-               "                          [--reps 30] [--variants] [--md FILE] [--csv FILE]\n"
+               "                          [--offset 0] [--reps 30] [--variants] [--md FILE] [--csv FILE]\n"
                "       kgen-bench softmax_dim [--dtypes f32,f16,bf16] [--shapes OUTERxAXISxINNER,...]\n"
                "                          [--ops softmax,log_softmax,softmax_backward,log_softmax_backward]\n"
                "                          [--reps 30] [--variants] [--md FILE] [--csv FILE]\n"
@@ -593,6 +597,7 @@ int main(int argc, char** argv) {
     else if (a == "--ops") o.ops = split(next());
     else if (a == "--cols") { o.cols.clear(); for (auto& c : split(next())) o.cols.push_back(std::atoll(c.c_str())); }
     else if (a == "--mib") o.mib = std::atof(next().c_str());
+    else if (a == "--offset") o.offset = std::max<int64_t>(0, std::atoll(next().c_str()));
     else if (a == "--reps") o.reps = std::max(1, std::atoi(next().c_str()));
     else if (a == "--variants") o.variants = true;
     else if (a == "--md") o.md = next();
