@@ -750,8 +750,7 @@ struct WarpLaunch {
     template <bool LOG>
     static cudaError_t run(const kgen::softmax::Problem& p, const Load& ld, cudaStream_t stream) {
       constexpr int kBlock = 128;
-      constexpr int kRowsPerBlock = (kBlock / 32) * (32 / G) * R;
-      const unsigned grid = grid_for(ceil_div(p.rows, kRowsPerBlock), *p.device, kBlock, 32);
+      const unsigned grid = lane_group_grid<G, R, kBlock>(p.rows, *p.device);
       // rows whose group's reach (G x C values) stays inside x; the mask's
       // rows are not laid out as x's, so a masked row is read past its end
       // by no lane or not hoisted
@@ -774,8 +773,7 @@ template <class T, int C, int G, int R>
 cudaError_t launch_span(const void* problem, cudaStream_t stream) {
   const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
   constexpr int kBlock = 128, K = C / rows::kVec<T>;
-  constexpr int kRowsPerBlock = (kBlock / 32) * (32 / G) * R;
-  const unsigned grid = grid_for(ceil_div(p.rows, kRowsPerBlock), *p.device, kBlock, 32);
+  const unsigned grid = lane_group_grid<G, R, kBlock>(p.rows, *p.device);
   const T* x = static_cast<const T*>(p.x);
   T* y = static_cast<T*>(p.y);
   const int cols = static_cast<int>(p.cols);

@@ -20,6 +20,7 @@ namespace softmax_backward {
 
 using softmax::ceil_div;
 using softmax::grid_for;
+using softmax::lane_group_grid;
 using softmax::kBatchPacks;
 using softmax::kMinBlocks;
 using softmax::kSplitMinBlocks;
@@ -485,8 +486,7 @@ template <class T, int P, int C, int G, int R, bool PAD>
 cudaError_t launch_warp(const void* problem, cudaStream_t stream) {
   const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
   constexpr int kBlock = 128;
-  constexpr int kRowsPerBlock = (kBlock / 32) * (32 / G) * R;
-  const unsigned grid = grid_for(ceil_div(p.rows, kRowsPerBlock), *p.device, kBlock, 32);
+  const unsigned grid = lane_group_grid<G, R, kBlock>(p.rows, *p.device);
   const T* y = static_cast<const T*>(p.x);
   const T* dy = static_cast<const T*>(p.dy);
   T* dx = static_cast<T*>(p.y);
@@ -502,8 +502,7 @@ template <class T, int C, int G, int R>
 cudaError_t launch_span(const void* problem, cudaStream_t stream) {
   const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
   constexpr int kBlock = 128, K = C / rows::kVec<T>;
-  constexpr int kRowsPerBlock = (kBlock / 32) * (32 / G) * R;
-  const unsigned grid = grid_for(ceil_div(p.rows, kRowsPerBlock), *p.device, kBlock, 32);
+  const unsigned grid = lane_group_grid<G, R, kBlock>(p.rows, *p.device);
   const T* y = static_cast<const T*>(p.x);
   const T* dy = static_cast<const T*>(p.dy);
   T* dx = static_cast<T*>(p.y);

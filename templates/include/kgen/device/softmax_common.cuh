@@ -226,6 +226,14 @@ inline unsigned grid_for(int64_t blocks_needed, const DeviceInfo& d, int block, 
   return static_cast<unsigned>(g < 1 ? 1 : g);
 }
 
+// The grid of a lane-group kernel (LaneGroups<G, R, BLOCK>): each block's
+// warps take (BLOCK / 32) x (32 / G) x R rows, up to 32 waves.
+template <int G, int R, int BLOCK>
+unsigned lane_group_grid(int64_t rows, const DeviceInfo& d) {
+  constexpr int kRowsPerBlock = (BLOCK / 32) * (32 / G) * R;
+  return grid_for(ceil_div(rows, kRowsPerBlock), d, BLOCK, 32);
+}
+
 // The status of setup() (a kernel attribute a launch needs), run once per
 // device for each (Kernel, Setting): a template argument, so that each
 // instantiation has its own flags.
