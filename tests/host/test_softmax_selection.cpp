@@ -238,16 +238,14 @@ TEST_CASE("misaligned pointers and odd cols get narrower packs, never a wrong on
   // pack 1 in the warp and smem tiers; a block takes the row's aligned body
   // in 16-byte packs and its ends an element a thread
   CHECK((odd.p.pack_size == 1 || odd.p.tier == SoftmaxTier::block));
-  // a block holds a row at any alignment, its aligned body in 16-byte packs,
-  // when y lies as x does modulo 16 bytes; else the smem tier (next tests)
-  Picked misaligned = pick(KGEN_FLOAT32, 64, 4096, 4, 4);
-  INFO(misaligned.v->name);
-  CHECK(misaligned.p.tier == SoftmaxTier::block);
-  CHECK(misaligned.p.pack_size == 4);
-  Picked misaligned_y = pick(KGEN_FLOAT32, 64, 4096, 0, 4);
-  INFO(misaligned_y.v->name);
-  CHECK(misaligned_y.p.tier == SoftmaxTier::smem);
-  CHECK(misaligned_y.p.pack_size == 1);
+  // a block holds a row at any alignment, its aligned body in 16-byte
+  // packs, y as well where it lies apart from x (next tests)
+  for (uintptr_t y_off : {4, 0}) {
+    Picked misaligned = pick(KGEN_FLOAT32, 64, 4096, 4, y_off);
+    INFO(misaligned.v->name << " y " << y_off);
+    CHECK(misaligned.p.tier == SoftmaxTier::block);
+    CHECK(misaligned.p.pack_size == 4);
+  }
 }
 
 TEST_CASE("rows no wide pack covers stay in registers at pack 1", "[selection][default-set]") {
@@ -1019,29 +1017,43 @@ TEST_CASE("half-type forward rows that fill a block of 32 values a thread under 
   }
 }
 
-TEST_CASE("rows a warp variant could hold go to a block only below the smem tier", "[selection][default-set]") {
+TEST_CASE("rows a warp variant could hold go to a block below the smem tier unless y lies apart",
+          "[selection][default-set]") {
   // a float16 row of 2048 one element into its storage: no pack-8 warp
-  // variant; 22.2 us in smem, 33 us in a block (H100 sweep)
-  // (and blocks of one or two warps, which take odd rows only: 49.6 us)
-  Picked s = pick(KGEN_FLOAT16, 5039, 2048, 2, 2);
-  INFO(s.v->name);
-  CHECK(s.p.tier != SoftmaxTier::block);
+  // variant.  x and y alike off 16 bytes: the smem tier (not measured since
+  // the block stored y an element at a time when y lay apart)
+  Picked same = pick(KGEN_FLOAT16, 5039, 2048, 2, 2);
+  INFO(same.v->name);
+  CHECK(same.p.tier != SoftmaxTier::block);
+  // y fresh: the block's shifted packs, 64 x 32 values (17.5 / 18.1 us
+  // against 19.4 / 21.4 in smem, H200 / H100)
+  Picked apart = pick(KGEN_FLOAT16, 5039, 2048, 2, 0);
+  INFO(apart.v->name);
+  CHECK(apart.p.tier == SoftmaxTier::block);
+  CHECK(apart.p.block_size == 64);
+  // float32's even rows keep the warp tier (53x23x620 log_softmax one
+  // element in: 5.5 us in a block of 64, 5.2 in the warp tier at pack 1)
+  Picked f32 = pick(KGEN_FLOAT32, 53 * 23, 620, 4, 0, h100(), true);
+  INFO(f32.v->name);
+  CHECK(f32.p.tier == SoftmaxTier::warp);
 }
 
-TEST_CASE("rows whose y is off x's 16-byte alignment rank blocks and clusters below the smem tier",
-          "[selection][default-set]") {
-  // H100 sweep, x one element into its storage and y aligned: y is stored an
-  // element at a time in blocks and clusters (128x8192 float32 log_softmax:
-  // 9.0 us in clusters of 2, 6.3 in smem; 1216x11027 float32 61 against 45.4)
+TEST_CASE("rows whose y is off x's 16-byte alignment keep the block and cluster tiers", "[selection][default-set]") {
+  // x one element into its storage, y fresh (bench/NOTES.md slice v10):
+  // float32 y an element at a time, the half types' in shifted packs;
+  // 1216x11027 float32 log_softmax 33.2 / 42.7 us in a block against 37.1
+  // / 46.0 in smem (H200 / H100), 4000x4096 bfloat16 23.7 / 27.0 against
+  // 29.0 / 31.6
   for (bool log : {false, true}) {
-    for (int64_t cols : {int64_t{8192}, int64_t{11027}}) {
-      Picked off = pick(KGEN_FLOAT32, cols == 8192 ? 128 : 1216, cols, 4, 0, h100(), log);
-      INFO(off.v->name << " cols " << cols << " log " << log);
-      CHECK(off.p.tier == SoftmaxTier::smem);
-      // congruent, the same row keeps the block and cluster tiers
-      Picked same = pick(KGEN_FLOAT32, cols == 8192 ? 128 : 1216, cols, 4, 4, h100(), log);
-      INFO(same.v->name);
-      CHECK((same.p.tier == SoftmaxTier::block || same.p.tier == SoftmaxTier::cluster));
+    for (int64_t cols : {int64_t{4096}, int64_t{11027}}) {
+      for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_BFLOAT16}) {
+        const int64_t rows = cols == 4096 ? 4000 : 1216;
+        Picked off = pick(d, rows, cols, elem(d), 0, h100(), log);
+        Picked same = pick(d, rows, cols, elem(d), elem(d), h100(), log);
+        INFO(off.v->name << " " << same.v->name << " cols " << cols << " log " << log);
+        CHECK((off.p.tier == SoftmaxTier::block || off.p.tier == SoftmaxTier::cluster));
+        CHECK((same.p.tier == SoftmaxTier::block || same.p.tier == SoftmaxTier::cluster));
+      }
     }
   }
 }

@@ -273,31 +273,36 @@ Score slice_heuristic(const Params& q, const Problem& p) {
   // against 89% in the warp tier); the backward was not measured.  A block
   // under half full is not taken; rows of 547 in 32 x 32 values (53% used):
   // bfloat16 87% (plain) and 90% (log) against 81-82% in the warp tier,
-  // float32 even (H100, 64 MiB, bench/NOTES.md warp v1).  Only odd
-  // rows, the class measured (the one even row that lost, 5039x2048 float16
-  // x one element in, 49.6 us against 22.4 in the smem tier, had y off x's
-  // alignment: see congruent_xy below).  Among them 64 bytes a thread (float32 log_softmax of 1001: 102% in 64 x 16
-  // values, 95% in 32 x 32; float16 of 673 93-94% in 32 x 32, 70-81% in
-  // 64 x 16).
+  // float32 even (H100, 64 MiB, bench/NOTES.md warp v1).  Odd rows, the
+  // class measured, and the half types' even rows with y apart from x
+  // (5039x2048 float16, x one element in, y fresh: 17.5 / 18.1 us in 64 x
+  // 32 values, 19.4 / 21.4 in the smem tier, H200 / H100; 49.6 us when the
+  // block stored y an element at a time, bench/NOTES.md slice v10; float32's
+  // lost: 53x23x620 log_softmax one element in 5.5 us in 64 x 16 values,
+  // 5.2 in the warp tier at pack 1, H100).  Among them 64 bytes a
+  // thread (float32 log_softmax of 1001: 102% in 64 x 16 values, 95% in
+  // 32 x 32; float16 of 673 93-94% in 32 x 32, 70-81% in 64 x 16).
   const int64_t cap = sh.capacity(), per = sh.packs_per_cta(p);
   const bool small_block = sh.block < 128;
-  if (small_block && (bwd || p.cols <= 512 || p.cols % 2 == 0 || per * 2 < cap)) return Score::reject();
+  const bool even_unmeasured = p.cols % 2 == 0 && (size != 2 || congruent_xy(p));
+  if (small_block && (bwd || p.cols <= 512 || even_unmeasured || per * 2 < cap)) return Score::reject();
   Score s;
   s.key[1] = -((cap - per) * 4 / cap);
-  if (!bwd && !congruent_xy(p)) {
-    // y off x's alignment: y stored an element at a time, below the smem
-    // tier (H100 sweep, x one element into its storage, y aligned:
-    // 128x8192 float32 log_softmax 9.0 us in clusters of 2, 6.3 in smem;
-    // 1216x11027 float32 61 us in a block, 45.4 in smem; 5039x2048 float16
-    // 48-50 us in blocks, 22.4 in smem)
-    s.key[0] = 2;
-    s.key[1] -= 100;
-  } else if (small_block || p.cols > (size == 2 && !bwd && !p.log ? 2048 : 1024)) {
+  if (small_block || p.cols > (size == 2 && !bwd && !p.log ? 2048 : 1024)) {
     s.key[0] = 4;
+  } else if (!bwd && !congruent_xy(p)) {
+    // rows a warp variant could hold, when none fits, with y apart from x:
+    // above the smem tier, below the warp tier (the half types' shifted
+    // packs, softmax.cuh slice_kernel; 5039x2048 float16, x one element
+    // in, y fresh: 20.4 / 21.0 us in 128 x 16 values, 19.4 / 21.4 in
+    // smem, H200 / H100, about even; element stores took 33 us)
+    s.key[0] = 2;
+    s.key[1] += 50;
   } else {
-    // rows a warp variant could hold, when none fits (a misaligned float16
-    // row of 2048): below the smem tier (5039x2048 float16 one element in:
-    // 22.2 us in smem, 33 us in a block; H100 sweep)
+    // the same rows with x and y both off 16 bytes alike, and the
+    // backward's: below the smem tier (from the y-apart case above when
+    // its stores were an element at a time; not measured since; the
+    // backward still stores dx apart from y an element at a time)
     s.key[0] = 2;
     s.key[1] -= 100;
   }

@@ -268,6 +268,18 @@ struct Held {
         fn(Raw{{u.x, u.y, u.z, u.w}}, r + i);
       }
   }
+  // fn(pack, i, has) for every held slot, the same calls in every lane of a
+  // warp (for warp-wide exchanges); pack is read only where has
+  template <class Fn>
+  __device__ __forceinline__ void for_all(const Slice& s, int r, Fn fn) const {
+#pragma unroll
+    for (int i = 0; i < S; ++i) {
+      const bool has = s.has<B>(r + i);
+      uint4 u = {0, 0, 0, 0};
+      if (has) u = *slot(i);
+      fn(Raw{{u.x, u.y, u.z, u.w}}, r + i, has);
+    }
+  }
   __device__ __forceinline__ uint4* slot(int i) const {
     extern __shared__ uint4 kgen_held[];
     return kgen_held + i * B + threadIdx.x;
@@ -346,6 +358,81 @@ __device__ __forceinline__ void store_values(T* p, const compute_t<T>* v, bool v
 
 __host__ __device__ __forceinline__ bool congruent(const void* a, const void* b) {
   return (reinterpret_cast<uintptr_t>(a) - reinterpret_cast<uintptr_t>(b)) % 16 == 0;
+}
+
+// Bytes [b, b + 16) of a's 16 bytes followed by n's (0 <= b < 16, a
+// multiple of the element size): the word shift in two selects, the byte
+// shift (half types) in funnel shifts.
+__device__ __forceinline__ Raw bytes_from(const Raw& a, const Raw& n, int b) {
+  const uint32_t w[8] = {a.w[0], a.w[1], a.w[2], a.w[3], n.w[0], n.w[1], n.w[2], n.w[3]};
+  const int q = b / 4;
+  uint32_t t[6], u[5];
+#pragma unroll
+  for (int j = 0; j < 6; ++j) t[j] = q & 2 ? w[j + 2] : w[j];
+#pragma unroll
+  for (int j = 0; j < 5; ++j) u[j] = q & 1 ? t[j + 1] : t[j];
+  Raw o;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) o.w[k] = __funnelshift_r(u[k], u[k + 1], (b % 4) * 8);
+  return o;
+}
+
+// Element j of a pack, stored to p as the raw bits of a T.
+template <class T>
+__device__ __forceinline__ void store_element(T* p, const Raw& r, int j) {
+  if constexpr (sizeof(T) == 2) {
+    const uint16_t bits = static_cast<uint16_t>(j % 2 ? r.w[j / 2] >> 16 : r.w[j / 2]);
+    *reinterpret_cast<uint16_t*>(p) = bits;
+  } else if constexpr (sizeof(T) == 4) {
+    *reinterpret_cast<uint32_t*>(p) = r.w[j];
+  } else {
+    *reinterpret_cast<uint64_t*>(p) = (uint64_t{r.w[2 * j + 1]} << 32) | r.w[2 * j];
+  }
+}
+
+// Where y lies off x's 16-byte boundaries (x a few elements into its
+// storage, y fresh), y's boundary falls `lead` elements into each of x's
+// packs (0 < lead < P, the same in every pack of every row).  The output
+// pack at y's boundary is then this pack's last P - lead inputs and the
+// next pack's first lead: shift_next gives those inputs, the next pack from
+// the neighbouring lane by a shuffle, or for lane 31 (whose neighbour is
+// another warp's, or this warp's next round) loaded again from xn (its
+// first use is recent: an L2 hit at worst).  has: whether this lane holds a
+// pack; next: whether the pack after it is this CTA's.  Every lane of the
+// warp calls it.
+template <class T>
+__device__ __forceinline__ Raw shift_next(const Raw& r, bool has, bool next, const T* xn, int lead) {
+  Raw n;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) n.w[k] = __shfl_down_sync(0xffffffffu, r.w[k], 1);
+  if (threadIdx.x % 32 == 31 && has && next) n = load_raw(xn, true);
+  return bytes_from(r, n, lead * static_cast<int>(sizeof(T)));
+}
+
+// An output pack's elements at p, an element at a time (p off a 16-byte
+// boundary).
+template <class T>
+__device__ __forceinline__ void store_values_raw(T* p, const Raw& r) {
+#pragma unroll
+  for (int j = 0; j < kVec<T>; ++j) store_element<T>(p + j, r, j);
+}
+
+// The elements [from, to) of an output pack, an element at a time (the
+// packs at a slice's ends, which y's 16-byte packs straddle).
+template <class T>
+__device__ __forceinline__ void store_elements(T* p, const Raw& r, int from, int to) {
+#pragma unroll
+  for (int j = 0; j < kVec<T>; ++j)
+    if (j >= from && j < to) store_element<T>(p + j, r, j);
+}
+
+// How many elements into x's 16-byte packs y's 16-byte boundary falls (0
+// when congruent): the same for every pack of every row.
+template <class T>
+__device__ __forceinline__ int store_lead(const T* x, const T* y) {
+  const int m = static_cast<int>((reinterpret_cast<uintptr_t>(y) - reinterpret_cast<uintptr_t>(x)) % 16) /
+                static_cast<int>(sizeof(T));
+  return m ? kVec<T> - m : 0;
 }
 
 // A warp's staging buffer for span rows whose output is not congruent to

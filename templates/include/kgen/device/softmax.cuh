@@ -372,7 +372,7 @@ __device__ __forceinline__ C softmax_of(C v, C mx, C ls) {
 // cp.async as the register packs load (rows::Held).  K > 1 needs sm_90
 // (clusters); the kernel compiles to nothing for older archs, where the
 // runtime never selects it.
-template <class T, int V, int B, int K, bool LOG>
+template <class T, int V, int B, int K, bool LOG, bool SHIFT>
 __global__ void __launch_bounds__(B, rows::kSliceMinBlocks<B>) slice_kernel(const T* x, T* y, int64_t cols) {
   if constexpr (K > 1 && !rows::kClusters) return;
   using Cm = compute_t<T>;
@@ -411,17 +411,53 @@ __global__ void __launch_bounds__(B, rows::kSliceMinBlocks<B>) slice_kernel(cons
   // rows of 131072 in clusters of 16 x 128: 2.6M local-memory requests)
   rows::after(v, st.s < Cm(0));
   const Cm ls = row_scale<T, LOG>(st.s);
-  const bool vec_y = rows::congruent(x, y);
-  auto out = [&](const rows::Raw& r, int i) {
+  const auto y_of = [&](const rows::Raw& r) {
     Cm o[P];
 #pragma unroll
     for (int j = 0; j < P; ++j) o[j] = softmax_of<LOG>(rows::value<T>(r, j), st.m, ls);
-    rows::store_values(yr + s.col<B>(i, P), o, vec_y);
+    return rows::raw_of<T>(o);
   };
+  if constexpr (!SHIFT) {
+    // (float32 and float64 y off x's boundaries: an element a store, which
+    // ran as fast as the shifted packs or faster: float32 rows of 1691-32768
+    // one element in at 90-101% of copy in blocks and clusters, H200)
+    const bool vec_y = rows::congruent(x, y);
+    const auto out = [&](const rows::Raw& r, int i) {
+      if (vec_y) rows::store_raw(yr + s.col<B>(i, P), y_of(r));
+      else rows::store_values_raw<T>(yr + s.col<B>(i, P), y_of(r));
+    };
 #pragma unroll
-  for (int i = 0; i < R; ++i)
-    if (s.has<B>(i)) out(v[i], i);
-  held.for_each(s, R, out);
+    for (int i = 0; i < R; ++i)
+      if (s.has<B>(i)) out(v[i], i);
+    held.for_each(s, R, out);
+  } else {
+    // y off x's 16-byte boundaries (x a few elements into its storage, y
+    // fresh): y's packs from the inputs shifted across neighbouring lanes
+    // (rows::shift_next); the slice's first and last packs in part an
+    // element at a time.  Stored an element at a time, float16 rows of
+    // 1691-32768 one element in ran at 20-43% of copy in blocks and
+    // clusters (H200).  The half types only (float32: the other branch's
+    // note), in a kernel of its own: in the same kernel behind a branch,
+    // the congruent path's float16 log mode ran 3-5% slower (registers 38
+    // -> 47, H200 kgen-bench --variants, rows of 1691-2048).
+    const int lead = rows::store_lead(x, y);
+    const auto out = [&](const rows::Raw& r, int i, bool has) {
+      const int64_t k = int64_t{i} * B + threadIdx.x;  // the pack's index in the slice
+      const bool next = k + 1 < s.count;
+      T* const yc = yr + s.col<B>(i, P);
+      const rows::Raw sh = rows::shift_next<T>(r, has, next, xr + s.col<B>(i, P) + P, lead);
+      if (!has) return;
+      if (next) rows::store_raw(yc + lead, y_of(sh));
+      if (!next || k == 0) {
+        const rows::Raw o = y_of(r);
+        if (!next) rows::store_elements<T>(yc, o, lead, P);
+        if (k == 0) rows::store_elements<T>(yc, o, 0, lead);
+      }
+    };
+#pragma unroll
+    for (int i = 0; i < R; ++i) out(v[i], i, s.has<B>(i));
+    held.for_all(s, R, out);
+  }
   if (s.edge >= 0) yr[s.edge] = from_compute<T>(softmax_of<LOG>(e, st.m, ls));
 }
 
@@ -831,19 +867,26 @@ cudaError_t launch_uncached(const void* problem, cudaStream_t stream) {
       *static_cast<const kgen::softmax::Problem*>(problem), stream);
 }
 
+template <class T, int V, int B, int K, bool SHIFT>
+cudaError_t launch_slice_kernel(const kgen::softmax::Problem& p, const T* x, T* y, cudaStream_t stream) {
+  const unsigned grid = static_cast<unsigned>(p.rows * K);
+  const size_t smem = rows::held_bytes<V, B>();
+  return p.log ? rows::launch_clusters<K, slice_kernel<T, V, B, K, true, SHIFT>>(*p.device, grid, B, smem, stream, x,
+                                                                                 y, p.cols)
+               : rows::launch_clusters<K, slice_kernel<T, V, B, K, false, SHIFT>>(*p.device, grid, B, smem, stream, x,
+                                                                                  y, p.cols);
+}
+
 // A cluster (K CTAs) a row: rows x K CTAs (supports() keeps that within a
 // grid); the plain load only (the masked softmax keeps the other tiers).
 template <class T, int V, int B, int K>
 cudaError_t launch_slice(const void* problem, cudaStream_t stream) {
   const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
-  const unsigned grid = static_cast<unsigned>(p.rows * K);
   const T* x = static_cast<const T*>(p.x);
   T* y = static_cast<T*>(p.y);
-  const size_t smem = rows::held_bytes<V, B>();
-  return p.log
-             ? rows::launch_clusters<K, slice_kernel<T, V, B, K, true>>(*p.device, grid, B, smem, stream, x, y, p.cols)
-             : rows::launch_clusters<K, slice_kernel<T, V, B, K, false>>(*p.device, grid, B, smem, stream, x, y,
-                                                                          p.cols);
+  if constexpr (sizeof(T) == 2)
+    if (!rows::congruent(x, y)) return launch_slice_kernel<T, V, B, K, true>(p, x, y, stream);
+  return launch_slice_kernel<T, V, B, K, false>(p, x, y, stream);
 }
 
 // Two kernels, rows x parts CTAs each (split_parts); the workspace holds
