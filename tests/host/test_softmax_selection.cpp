@@ -1041,7 +1041,7 @@ TEST_CASE("rows a warp variant could hold go to a block below the smem tier unle
 TEST_CASE("rows whose y is off x's 16-byte alignment keep the block and cluster tiers", "[selection][default-set]") {
   // x one element into its storage, y fresh (bench/NOTES.md slice v10):
   // float32 y an element at a time, the half types' in shifted packs;
-  // 1216x11027 float32 log_softmax 33.2 / 42.7 us in a block against 37.1
+  // 1216x11027 float32 log_softmax 36.6 / 42.7 us in a block against 37.1
   // / 46.0 in smem (H200 / H100), 4000x4096 bfloat16 23.7 / 27.0 against
   // 29.0 / 31.6
   for (bool log : {false, true}) {

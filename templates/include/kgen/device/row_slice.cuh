@@ -409,16 +409,9 @@ __device__ __forceinline__ Raw shift_next(const Raw& r, bool has, bool next, con
   return bytes_from(r, n, lead * static_cast<int>(sizeof(T)));
 }
 
-// An output pack's elements at p, an element at a time (p off a 16-byte
-// boundary).
-template <class T>
-__device__ __forceinline__ void store_values_raw(T* p, const Raw& r) {
-#pragma unroll
-  for (int j = 0; j < kVec<T>; ++j) store_element<T>(p + j, r, j);
-}
-
 // The elements [from, to) of an output pack, an element at a time (the
-// packs at a slice's ends, which y's 16-byte packs straddle).
+// packs at a slice's ends, which y's 16-byte packs straddle; a whole pack
+// off a 16-byte boundary).
 template <class T>
 __device__ __forceinline__ void store_elements(T* p, const Raw& r, int from, int to) {
 #pragma unroll

@@ -424,7 +424,7 @@ __global__ void __launch_bounds__(B, rows::kSliceMinBlocks<B>) slice_kernel(cons
     const bool vec_y = rows::congruent(x, y);
     const auto out = [&](const rows::Raw& r, int i) {
       if (vec_y) rows::store_raw(yr + s.col<B>(i, P), y_of(r));
-      else rows::store_values_raw<T>(yr + s.col<B>(i, P), y_of(r));
+      else rows::store_elements<T>(yr + s.col<B>(i, P), y_of(r), 0, P);
     };
 #pragma unroll
     for (int i = 0; i < R; ++i)
@@ -437,9 +437,10 @@ __global__ void __launch_bounds__(B, rows::kSliceMinBlocks<B>) slice_kernel(cons
     // element at a time.  Stored an element at a time, float16 rows of
     // 1691-32768 one element in ran at 20-43% of copy in blocks and
     // clusters (H200).  The half types only (float32: the other branch's
-    // note), in a kernel of its own: in the same kernel behind a branch,
-    // the congruent path's float16 log mode ran 3-5% slower (registers 38
-    // -> 47, H200 kgen-bench --variants, rows of 1691-2048).
+    // note), in a kernel of its own: in the same kernel behind a branch
+    // (an earlier form of the shift), the congruent path's float16 log
+    // mode ran 3-5% slower in 128 x 16 values (H200 kgen-bench --variants,
+    // rows of 1691-2048: 90.0 -> 87.0 and 98.4 -> 93.6% of copy).
     const int lead = rows::store_lead(x, y);
     const auto out = [&](const rows::Raw& r, int i, bool has) {
       const int64_t k = int64_t{i} * B + threadIdx.x;  // the pack's index in the slice
