@@ -270,21 +270,27 @@ inline int check_backward_offsets(const char* variant, kgen_dtype_t d, int64_t r
   const size_t e = elem_size(d), n = c.y.bytes.size() / e;
   DeviceBuffer y(c.y.bytes.size() + 64), dy(c.y.bytes.size() + 64), dx(c.y.bytes.size() + 64);
   int ran = 0;
+  // dx at dy's offset, at the other offset (dx apart from dy), or in dy's
+  // place (in place: dx == dy, y's offset or not)
+  enum { kWithDy, kApart, kInPlace };
   for (size_t off : {size_t(0), e})
-    for (size_t other : {size_t(0), e}) {
-      upload(y, c.y, off);
-      upload(dy, c.dy, other);
-      poison(dx.ptr, dx.bytes, nullptr, kOutsideByte);
-      const kgen_status_t st =
-          kgen_softmax_backward_variant(variant, log, d, rows, cols, inner, y.at(off), dy.at(other), dx.at(other), nullptr);
-      if (st == KGEN_ERROR_UNSUPPORTED && may_refuse) continue;
-      INFO(variant << " log=" << log << " cols=" << cols << " inner=" << inner << " y+" << off << " dy,dx+" << other
-                   << ": " << kgen_last_error());
-      REQUIRE(st == KGEN_OK);
-      CUDA_REQUIRE(cudaDeviceSynchronize());
-      check_matches(download(dx, d, n, other), c.want, backward_tolerance(d), &c.slack);
-      ++ran;
-    }
+    for (size_t other : {size_t(0), e})
+      for (int place : {kWithDy, kApart, kInPlace}) {
+        const size_t at = place == kApart ? e - other : other;
+        DeviceBuffer& out = place == kInPlace ? dy : dx;
+        upload(y, c.y, off);
+        upload(dy, c.dy, other);
+        if (place != kInPlace) poison(dx.ptr, dx.bytes, nullptr, kOutsideByte);
+        const kgen_status_t st = kgen_softmax_backward_variant(variant, log, d, rows, cols, inner, y.at(off),
+                                                               dy.at(other), out.at(at), nullptr);
+        if (st == KGEN_ERROR_UNSUPPORTED && may_refuse) continue;
+        INFO(variant << " log=" << log << " cols=" << cols << " inner=" << inner << " y+" << off << " dy+" << other
+                     << " dx+" << at << (place == kInPlace ? " (dx == dy)" : "") << ": " << kgen_last_error());
+        REQUIRE(st == KGEN_OK);
+        CUDA_REQUIRE(cudaDeviceSynchronize());
+        check_matches(download(out, d, n, at), c.want, backward_tolerance(d), &c.slack);
+        ++ran;
+      }
   return ran;
 }
 

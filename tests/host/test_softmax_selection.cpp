@@ -580,6 +580,18 @@ Params params_of(const kgen::VariantInfo* v) {
   return *static_cast<const Params*>(v->params);
 }
 
+// The heuristic's pick for a problem, which must support it; `what` names
+// the problem in a failure's message.
+template <class Params>
+Params heuristic_pick(kgen::Family family, kgen_dtype_t d, const kgen::DeviceInfo& dev,
+                      const kgen::softmax::Problem& prob, const std::string& what) {
+  auto sel = kgen::select_variant(family, d, dev, &prob, &kgen::softmax::heuristic);
+  REQUIRE(sel.variant != nullptr);
+  INFO(sel.variant->name << " for " << what);
+  CHECK(sel.variant->supports(*sel.variant, &prob));
+  return params_of<Params>(sel.variant);
+}
+
 }  // namespace
 
 TEST_CASE("forward rows of 2-4 a thread a row; of 5-6 where the tile does not fill the GPU",
@@ -587,13 +599,9 @@ TEST_CASE("forward rows of 2-4 a thread a row; of 5-6 where the tile does not fi
   // H200, bench/variants.py (bench/NOTES.md column v2)
   const kgen::DeviceInfo dev = h100();
   auto pick_row = [&](kgen_dtype_t d, int64_t rows, int64_t cols, uintptr_t off, bool bwd) {
-    kgen::softmax::Problem prob = dim_problem(d, rows, cols, 1, bwd, dev, off);
-    const kgen::Family family = bwd ? kgen::Family::softmax_backward : kgen::Family::softmax;
-    auto sel = kgen::select_variant(family, d, dev, &prob, &kgen::softmax::heuristic);
-    REQUIRE(sel.variant != nullptr);
-    INFO(sel.variant->name << " for " << rows << "x" << cols << (bwd ? " backward" : ""));
-    CHECK(sel.variant->supports(*sel.variant, &prob));
-    return params_of<SoftmaxParams>(sel.variant);
+    const kgen::softmax::Problem prob = dim_problem(d, rows, cols, 1, bwd, dev, off);
+    return heuristic_pick<SoftmaxParams>(bwd ? kgen::Family::softmax_backward : kgen::Family::softmax, d, dev, prob,
+                                         std::to_string(rows) + "x" + std::to_string(cols) + (bwd ? " backward" : ""));
   };
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16}) {
     INFO(elem(d));
@@ -626,11 +634,9 @@ TEST_CASE("backward rows no 16-byte pack covers: the tile up to 64 values, half-
   auto pick_bwd = [&](kgen_dtype_t d, int64_t rows, int64_t cols, uintptr_t dy_off) {
     kgen::softmax::Problem prob = dim_problem(d, rows, cols, 1, true, dev);
     prob.dy = addr((2u << 20) + dy_off);
-    auto sel = kgen::select_variant(kgen::Family::softmax_backward, d, dev, &prob, &kgen::softmax::heuristic);
-    REQUIRE(sel.variant != nullptr);
-    INFO(sel.variant->name << " for " << rows << "x" << cols << " dy +" << dy_off);
-    CHECK(sel.variant->supports(*sel.variant, &prob));
-    return params_of<SoftmaxBackwardParams>(sel.variant);
+    return heuristic_pick<SoftmaxBackwardParams>(
+        kgen::Family::softmax_backward, d, dev, prob,
+        std::to_string(rows) + "x" + std::to_string(cols) + " dy +" + std::to_string(dy_off));
   };
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16}) {
     INFO(elem(d));
@@ -645,6 +651,36 @@ TEST_CASE("backward rows no 16-byte pack covers: the tile up to 64 values, half-
         const SoftmaxBackwardParams q = pick_bwd(d, 200000, cols, 0);
         CHECK((q.group_width == 8 && q.cols_per_thread == 3 * q.pack_size));
       }
+  }
+}
+
+TEST_CASE("backward with dx apart from y: half-type spans and blocks, float32 as before", "[selection][default-set]") {
+  // H200 and H100, y and dy one element in, dx fresh (bench/NOTES.md slice
+  // v11): the half types' spans stage dx into its own packs (from rows of
+  // 127) and their blocks shift y and dy across lanes; float32 keeps its
+  // tiers
+  const kgen::DeviceInfo dev = h100();
+  auto pick_apart = [&](kgen_dtype_t d, int64_t rows, int64_t cols, bool apart) {
+    const uintptr_t e = elem(d);
+    kgen::softmax::Problem prob = dim_problem(d, rows, cols, 1, true, dev, e);
+    prob.dy = addr((2u << 20) + e);
+    prob.y = const_cast<void*>(addr((1u << 20) + (apart ? 0 : e)));
+    return heuristic_pick<SoftmaxBackwardParams>(
+        kgen::Family::softmax_backward, d, dev, prob,
+        std::to_string(rows) + "x" + std::to_string(cols) + (apart ? " dx apart" : ""));
+  };
+  for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16}) {
+    INFO(elem(d));
+    const bool half = elem(d) == 2;
+    for (int64_t cols : {127, 333, 673, 1001}) {
+      CHECK((pick_apart(d, 200000, cols, true).tier == SoftmaxBackwardTier::span) == half);
+      CHECK(pick_apart(d, 200000, cols, true).tier == pick_apart(d, 200000, cols, false).tier);
+    }
+    // rows of 77: the warp tier (spans with dx apart 65-69% of copy, the
+    // warp tier 75-76%, H200)
+    CHECK(pick_apart(d, 2000000, 77, true).tier == SoftmaxBackwardTier::warp);
+    for (int64_t cols : {2048, 8192})
+      CHECK(pick_apart(d, 20000, cols, true).tier == SoftmaxBackwardTier::block);
   }
 }
 

@@ -332,6 +332,30 @@ TEST_CASE("buckets follow the extents that move the ranking", "[tuning]") {
   CHECK(softmax_bucket(1, 120281, 9) == "strided_a9_i2_few_s");  // the split tier's; 2.1 MB
   CHECK(softmax_bucket(8, 120281, 9) == "strided_a9_i2_few");     // 17 MB
   CHECK(softmax_bucket(128, 1024, 8) == "strided_a5_i2_s");       // 2 MiB
+  // the backward's dx apart from y (mod 16 bytes): a bucket of its own,
+  // which no sweep of congruent tensors fills; y and dx off alike, and the
+  // forward's y apart from x, keep theirs
+  auto shifted_bucket = [&](bool bwd, int64_t x_off, int64_t y_off, int64_t rows, int64_t inner) {
+    kgen::softmax::Problem p{KGEN_FLOAT16,
+                             false,
+                             rows,
+                             1001,
+                             static_cast<const char*>(x) + x_off,
+                             static_cast<char*>(y) + y_off,
+                             &dev,
+                             inner};
+    if (bwd) p.dy = static_cast<const char*>(x) + (uintptr_t{1} << 30) + x_off;
+    char b[kgen::tuning::kBucketChars];
+    kgen::tuning::bucket_of(bwd ? Family::softmax_backward : Family::softmax, &p, b, sizeof b);
+    return std::string(b);
+  };
+  CHECK(shifted_bucket(true, 2, 0, 8192, 1) == "row_w1024_apart");
+  CHECK(shifted_bucket(true, 0, 2, 100, 1) == "row_w1024_few1_apart");
+  CHECK(shifted_bucket(true, 2, 2, 8192, 1) == "row_w1024");
+  CHECK(shifted_bucket(true, 0, 16, 8192, 1) == "row_w1024");
+  CHECK(shifted_bucket(true, 2, 0, 64, 4096) == "strided_a5_i6_apart");
+  CHECK(shifted_bucket(false, 2, 0, 8192, 1) == "row_w1024");
+  CHECK(shifted_bucket(false, 2, 0, 64, 4096) == "strided_a5_i6");
   CHECK(kgen::tuning::log2_class(1) == 0);
   CHECK(kgen::tuning::log2_class(2) == 1);
   CHECK(kgen::tuning::log2_class(3) == 2);

@@ -290,19 +290,23 @@ Score slice_heuristic(const Params& q, const Problem& p) {
   s.key[1] = -((cap - per) * 4 / cap);
   if (small_block || p.cols > (size == 2 && !bwd && !p.log ? 2048 : 1024)) {
     s.key[0] = 4;
-  } else if (!bwd && !congruent_xy(p)) {
+  } else if (!congruent_xy(p) && (!bwd || size == 2)) {
     // rows a warp variant could hold, when none fits, with y apart from x:
     // above the smem tier, below the warp tier (the half types' shifted
     // packs, softmax.cuh slice_kernel; 5039x2048 float16, x one element
     // in, y fresh: 20.4 / 21.0 us in 128 x 16 values, 19.4 / 21.4 in
-    // smem, H200 / H100, about even; element stores took 33 us)
+    // smem, H200 / H100, about even; element stores took 33 us).  The
+    // backward's half types with dx apart from y likewise
+    // (softmax_backward.cuh slice_kernel SHIFT; H100, y and dy one element
+    // in, dx fresh, 64 MiB: rows of 673-1001 at 81-100% of copy in 128 x 8
+    // values against 74-75% in smem, 88-96% in the warp tier; element
+    // stores 40-54%; bench/NOTES.md slice v11)
     s.key[0] = 2;
     s.key[1] += 50;
   } else {
-    // the same rows with x and y both off 16 bytes alike, and the
-    // backward's: below the smem tier (from the y-apart case above when
-    // its stores were an element at a time; not measured since; the
-    // backward still stores dx apart from y an element at a time)
+    // the same rows with x and y both off 16 bytes alike, and the float32
+    // and float64 backward's: below the smem tier (from the y-apart case
+    // above when its stores were an element at a time; not measured since)
     s.key[0] = 2;
     s.key[1] -= 100;
   }
@@ -512,6 +516,13 @@ constexpr int64_t kTileMinSelectedSegmentPacks = 32;
 // 98-99% in 8 x 4, 93-97% in 16 x 2), then one row a group unless a lane
 // holds one pack.
 constexpr int64_t kSpanMinBytes = int64_t{1} << 19, kSpanApartMinBytes = int64_t{1} << 22;
+// The backward's dx apart from y leaves through the same staging (y and dy
+// one element in, dx fresh, kgen-bench softmax_backward --offset 1
+// --variants, 64 MiB; bench/NOTES.md slice v11): half-type rows of
+// 333-1001 at 98-104% of copy in spans against 77-87% in the warp tier
+// (H200; 673 and 1001 on the H100: 100-102% against 88-96%), of 127
+// 87-91% against 85-87% (H200), but of 77 65-69% against 75-76%.
+constexpr int64_t kSpanApartBackwardMinRow = 127;
 constexpr int64_t span_first_row(int size) { return size == 4 ? 13 : 33; }
 // Three packs a lane (bench/NOTES.md span v2): H200 kgen-bench softmax at
 // 128 MiB, half-type rows of 181-555 in groups of 8-32 lanes at 95-101% of
@@ -537,8 +548,11 @@ Score span_heuristic(const Params& q, const Problem& p) {
   const int packs = q.cols_per_thread / q.pack_size;  // a lane
   const int64_t bytes = p.rows * p.cols * size;
   if (pack_covers(p, 16) || bytes < kSpanMinBytes) return Score::reject();
-  // y apart from x: the forward only (the backward's staged stores were not measured), float32 in larger tensors
-  if (!congruent_xy(p) && (bwd || (size == 4 && bytes < kSpanApartMinBytes))) return Score::reject();
+  // y apart from x: float32 in larger tensors; the backward's (half types
+  // only) from rows of kSpanApartBackwardMinRow
+  if (!congruent_xy(p) &&
+      ((size == 4 && bytes < kSpanApartMinBytes) || (bwd && p.cols < kSpanApartBackwardMinRow)))
+    return Score::reject();
   if ((packs == 3 && (size != 2 || q.group_width < 8)) || (bwd && (size != 2 || (packs == 4 && q.group_width == 4))))
     return Score::reject();
   Score s;
@@ -847,14 +861,27 @@ bool selection_key(const void* problem, ProblemKey* key) {
 void bucket(const void* problem, char* out, int size) {
   const Problem& p = *static_cast<const Problem*>(problem);
   using tuning::log2_class;
+  // The backward's dx apart from y (mod 16 bytes) in buckets of their own:
+  // the sweeps time congruent tensors (tuning/problems), and there the
+  // backward's blocks and the span tier run alike, where with dx apart the
+  // spans lead (H100, y and dy one element in, dx fresh: bfloat16 rows of
+  // 1001 86-92% of copy in the database's block of 128 x 16 values, 100%
+  // in the heuristic's span; float32 92-101% in its block, 100% in the
+  // warp tier).  The forward's y apart keeps the congruent buckets: two of
+  // the three H100 sweep problems (seeds 1 and 2) that its own buckets
+  // moved ran slower (log_softmax of one bfloat16 row of 119533 one
+  // element in, 6.2 -> 7.8 us; softmax 77x2048x32 float32 over dim 1, 37.3
+  // -> 40.2 us), its blocks and clusters shifting y as fast as congruent
+  // ones (bench/NOTES.md slice v11)
+  const char* apart = backward(p) && !congruent_xy(p) ? "_apart" : "";
   if (p.inner > 1) {
     // few columns (the split heuristic's condition) apart: their tier is
     // the split; tensors under 4 MiB apart (H100: the split at 1024 threads,
     // 4.6% ahead on 8 x 8192 x 64 float32, ran 4786 x 23 over dim 0 at 12.0
     // us against the heuristic's 10.5)
     const bool few = strided_few_columns(p);
-    std::snprintf(out, size, "strided_a%d_i%d%s%s", (log2_class(p.cols) + 1) / 2, (log2_class(p.inner) + 1) / 2,
-                  few ? "_few" : "", tuning::small_tag(p.rows * p.cols * p.inner * dtype_size(p.dtype)));
+    std::snprintf(out, size, "strided_a%d_i%d%s%s%s", (log2_class(p.cols) + 1) / 2, (log2_class(p.inner) + 1) / 2,
+                  few ? "_few" : "", tuning::small_tag(p.rows * p.cols * p.inner * dtype_size(p.dtype)), apart);
     return;
   }
   const char* kind = p.mask ? "masked" : "row";
@@ -872,11 +899,11 @@ void bucket(const void* problem, char* out, int size) {
   }
   for (int64_t cap : kWarpCapacities)
     if (p.cols <= cap) {
-      std::snprintf(out, size, "%s_w%lld%s", kind, static_cast<long long>(cap), few);
+      std::snprintf(out, size, "%s_w%lld%s%s", kind, static_cast<long long>(cap), few, apart);
       return;
     }
-  std::snprintf(out, size, "%s_l%d%s", kind, static_cast<int>(std::floor(2 * std::log2(static_cast<double>(p.cols)))),
-                few);
+  std::snprintf(out, size, "%s_l%d%s%s", kind, static_cast<int>(std::floor(2 * std::log2(static_cast<double>(p.cols)))),
+                few, apart);
 }
 
 }  // namespace softmax

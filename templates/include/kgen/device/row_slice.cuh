@@ -397,15 +397,18 @@ __device__ __forceinline__ void store_element(T* p, const Raw& r, int j) {
 // next pack's first lead: shift_next gives those inputs, the next pack from
 // the neighbouring lane by a shuffle, or for lane 31 (whose neighbour is
 // another warp's, or this warp's next round) loaded again from xn (its
-// first use is recent: an L2 hit at worst).  has: whether this lane holds a
-// pack; next: whether the pack after it is this CTA's.  Every lane of the
-// warp calls it.
+// first use is recent: an L2 hit at worst; 16-byte aligned when vec, as r
+// was loaded).  has: whether this lane holds a pack; next: whether the pack
+// after it is this CTA's.  Every lane of the warp calls it.  Of the
+// reloaded pack only its first lead elements are used: where the output
+// is the input (the backward's dx == dy), the rest may already be the
+// next pack's output.
 template <class T>
-__device__ __forceinline__ Raw shift_next(const Raw& r, bool has, bool next, const T* xn, int lead) {
+__device__ __forceinline__ Raw shift_next(const Raw& r, bool has, bool next, const T* xn, int lead, bool vec = true) {
   Raw n;
 #pragma unroll
   for (int k = 0; k < 4; ++k) n.w[k] = __shfl_down_sync(0xffffffffu, r.w[k], 1);
-  if (threadIdx.x % 32 == 31 && has && next) n = load_raw(xn, true);
+  if (threadIdx.x % 32 == 31 && has && next) n = load_raw(xn, vec);
   return bytes_from(r, n, lead * static_cast<int>(sizeof(T)));
 }
 

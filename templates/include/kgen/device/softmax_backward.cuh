@@ -254,9 +254,13 @@ __global__ void __launch_bounds__(BLOCK)
 
 // ------------------------------------------------------- block and cluster tiers
 // The forward's layout (row_slice.cuh) holding y and dy: both read once in
-// 16-byte packs laid out by y's alignment (dy and dx congruent to y mod 16
-// go in vectors, others element by element), one sum across the cluster.
-template <class T, int V, int B, int K, bool LOG>
+// 16-byte packs laid out by y's alignment (dy congruent to y mod 16 in
+// vectors, else element by element), one sum across the cluster.  dx
+// congruent to y leaves in the same packs; the half types' dx off y's
+// boundaries (SHIFT, its own instantiation as in the forward) leaves in
+// dx's own 16-byte packs, from y and dy shifted across neighbouring lanes
+// (rows::shift_next); float32 and float64 an element a store.
+template <class T, int V, int B, int K, bool LOG, bool SHIFT>
 __global__ void __launch_bounds__(B, rows::kSliceMinBlocks<B>) slice_kernel(const T* y, const T* dy, T* dx, int64_t cols) {
   if constexpr (K > 1 && !rows::kClusters) return;
   using Cm = compute_t<T>;
@@ -287,15 +291,49 @@ __global__ void __launch_bounds__(B, rows::kSliceMinBlocks<B>) slice_kernel(cons
   rows::keep_raw(yv);
   rows::keep_raw(gv);
   sum = rows::slice_all_reduce<B, K>(sum, SumOp(), Cm(0));
+  if constexpr (!SHIFT) {
 #pragma unroll
-  for (int i = 0; i < V; ++i) {
-    if (!s.has<B>(i)) continue;
-    Cm o[P];
+    for (int i = 0; i < V; ++i) {
+      if (!s.has<B>(i)) continue;
+      Cm o[P];
 #pragma unroll
-    for (int j = 0; j < P; ++j) o[j] = grad<LOG>(rows::value<T>(yv[i], j), rows::value<T>(gv[i], j), sum);
-    rows::store_values(dx + off + s.col<B>(i, P), o, vec_dx);
+      for (int j = 0; j < P; ++j) o[j] = grad<LOG>(rows::value<T>(yv[i], j), rows::value<T>(gv[i], j), sum);
+      rows::store_values(dx + off + s.col<B>(i, P), o, vec_dx);
+    }
+    if (s.edge >= 0) dx[off + s.edge] = from_compute<T>(grad<LOG>(ye, ge, sum));
+  } else {
+    // as the forward's SHIFT (softmax.cuh slice_kernel): the output pack at
+    // dx's boundary, `lead` elements into this pack, from this pack's inputs
+    // and the next's; the slice's first and last packs in part an element
+    // at a time.  The edge first: its values then leave the registers the
+    // packs' shifts need (the non-log mode spilled 40 bytes at 64 registers
+    // with the edge last).
+    if (s.edge >= 0) dx[off + s.edge] = from_compute<T>(grad<LOG>(ye, ge, sum));
+    const auto dx_of = [&](const rows::Raw& yp, const rows::Raw& gp) {
+      Cm o[P];
+#pragma unroll
+      for (int j = 0; j < P; ++j) o[j] = grad<LOG>(rows::value<T>(yp, j), rows::value<T>(gp, j), sum);
+      return rows::raw_of<T>(o);
+    };
+    const int lead = rows::store_lead(y, dx);
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+      const bool has = s.has<B>(i);
+      const int64_t k = int64_t{i} * B + threadIdx.x;  // the pack's index in the slice
+      const bool next = k + 1 < s.count;
+      const int64_t at = off + s.col<B>(i, P);
+      const rows::Raw sy = rows::shift_next<T>(yv[i], has, next, y + at + P, lead);
+      const rows::Raw sg = rows::shift_next<T>(gv[i], has, next, dy + at + P, lead, vec_dy);
+      if (!has) continue;
+      T* const dc = dx + at;
+      if (next) rows::store_raw(dc + lead, dx_of(sy, sg));
+      if (!next || k == 0) {
+        const rows::Raw o = dx_of(yv[i], gv[i]);
+        if (!next) rows::store_elements<T>(dc, o, lead, P);
+        if (k == 0) rows::store_elements<T>(dc, o, 0, lead);
+      }
+    }
   }
-  if (s.edge >= 0) dx[off + s.edge] = from_compute<T>(grad<LOG>(ye, ge, sum));
 }
 
 // --------------------------------------------------------------- split tier
@@ -548,17 +586,24 @@ cudaError_t launch_uncached(const void* problem, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
+template <class T, int V, int B, int K, bool SHIFT>
+cudaError_t launch_slice_kernel(const kgen::softmax::Problem& p, const T* y, const T* dy, T* dx, cudaStream_t stream) {
+  const unsigned grid = static_cast<unsigned>(p.rows * K);
+  return p.log ? rows::launch_clusters<K, slice_kernel<T, V, B, K, true, SHIFT>>(*p.device, grid, B, 0, stream, y, dy,
+                                                                                 dx, p.cols)
+               : rows::launch_clusters<K, slice_kernel<T, V, B, K, false, SHIFT>>(*p.device, grid, B, 0, stream, y,
+                                                                                  dy, dx, p.cols);
+}
+
 template <class T, int V, int B, int K>
 cudaError_t launch_slice(const void* problem, cudaStream_t stream) {
   const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
-  const unsigned grid = static_cast<unsigned>(p.rows * K);
   const T* y = static_cast<const T*>(p.x);
   const T* dy = static_cast<const T*>(p.dy);
   T* dx = static_cast<T*>(p.y);
-  return p.log
-             ? rows::launch_clusters<K, slice_kernel<T, V, B, K, true>>(*p.device, grid, B, 0, stream, y, dy, dx, p.cols)
-             : rows::launch_clusters<K, slice_kernel<T, V, B, K, false>>(*p.device, grid, B, 0, stream, y, dy, dx,
-                                                                          p.cols);
+  if constexpr (sizeof(T) == 2)
+    if (!rows::congruent(y, dx)) return launch_slice_kernel<T, V, B, K, true>(p, y, dy, dx, stream);
+  return launch_slice_kernel<T, V, B, K, false>(p, y, dy, dx, stream);
 }
 
 template <class T, int B, bool LOG>
