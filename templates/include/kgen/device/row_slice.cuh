@@ -422,6 +422,22 @@ __device__ __forceinline__ void store_elements(T* p, const Raw& r, int from, int
     if (j >= from && j < to) store_element<T>(p + j, r, j);
 }
 
+// One output pack of a slice whose y lies off x's 16-byte boundaries (the
+// SHIFT kernels), pack k of the CTA's slice, at yc in y: where the pack
+// after it is this CTA's (next), the 16-byte store at y's boundary `lead`
+// elements in, of shifted() (the output of shift_next's inputs); the
+// slice's last pack stores its elements [lead, P) and its first its [0,
+// lead) from own() (this pack's output) an element at a time.
+template <class T, class Shifted, class Own>
+__device__ __forceinline__ void store_shifted(T* yc, int64_t k, bool next, int lead, Shifted shifted, Own own) {
+  if (next) store_raw(yc + lead, shifted());
+  if (!next || k == 0) {
+    const Raw o = own();
+    if (!next) store_elements<T>(yc, o, lead, kVec<T>);
+    if (k == 0) store_elements<T>(yc, o, 0, lead);
+  }
+}
+
 // How many elements into x's 16-byte packs y's 16-byte boundary falls (0
 // when congruent): the same for every pack of every row.
 template <class T>

@@ -448,12 +448,7 @@ __global__ void __launch_bounds__(B, rows::kSliceMinBlocks<B>) slice_kernel(cons
       T* const yc = yr + s.col<B>(i, P);
       const rows::Raw sh = rows::shift_next<T>(r, has, next, xr + s.col<B>(i, P) + P, lead);
       if (!has) return;
-      if (next) rows::store_raw(yc + lead, y_of(sh));
-      if (!next || k == 0) {
-        const rows::Raw o = y_of(r);
-        if (!next) rows::store_elements<T>(yc, o, lead, P);
-        if (k == 0) rows::store_elements<T>(yc, o, 0, lead);
-      }
+      rows::store_shifted(yc, k, next, lead, [&] { return y_of(sh); }, [&] { return y_of(r); });
     };
 #pragma unroll
     for (int i = 0; i < R; ++i) out(v[i], i, s.has<B>(i));

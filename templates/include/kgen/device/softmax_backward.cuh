@@ -325,13 +325,7 @@ __global__ void __launch_bounds__(B, rows::kSliceMinBlocks<B>) slice_kernel(cons
       const rows::Raw sy = rows::shift_next<T>(yv[i], has, next, y + at + P, lead);
       const rows::Raw sg = rows::shift_next<T>(gv[i], has, next, dy + at + P, lead, vec_dy);
       if (!has) continue;
-      T* const dc = dx + at;
-      if (next) rows::store_raw(dc + lead, dx_of(sy, sg));
-      if (!next || k == 0) {
-        const rows::Raw o = dx_of(yv[i], gv[i]);
-        if (!next) rows::store_elements<T>(dc, o, lead, P);
-        if (k == 0) rows::store_elements<T>(dc, o, 0, lead);
-      }
+      rows::store_shifted(dx + at, k, next, lead, [&] { return dx_of(sy, sg); }, [&] { return dx_of(yv[i], gv[i]); });
     }
   }
 }
