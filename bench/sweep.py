@@ -3,7 +3,7 @@
 
 For each family a seeded generator draws problems (the seed is printed;
 --seed repeats a run): extents log-uniform from 1 to millions, odd and prime
-sizes, 1-4 leading dims, every dim for softmax and reductions, inputs
+sizes, 1-4 leading dims, every dim for softmax, its backward and reductions, inputs
 misaligned by one element, float32/float16/bfloat16 (and int32 where the
 family has it); top-k with k from 1 to n on random, repeated, few-distinct,
 constant, sorted and NaN-heavy data; permutations of rank 2-8; random
@@ -43,7 +43,9 @@ MIB = 1 << 20
 # The issue's target counts problems of at least 1 MB of minimum traffic:
 # below that a call is a launch or two, whoever makes it.
 LARGE = MIB
-FAMILIES = ("softmax", "reduce", "topk", "permute", "expand", "where")
+FAMILIES = ("softmax", "reduce", "topk", "permute", "expand", "where", "softmax_backward")
+# Families whose problems name a dim (a reduction's may be None: the whole tensor).
+DIM_FAMILIES = ("softmax", "softmax_backward", "reduce")
 # Buffer sets a problem rotates through at most: 4x the L2 from a problem of
 # half the L2 up (25 MB on an H100); smaller problems, and the copies they
 # are compared with, partly run from the L2, for torch and kgen alike.
@@ -101,6 +103,13 @@ def draw_softmax(rng, max_elements):
     dim = len(shape) - 1 if rng.random() < 0.5 else rng.randrange(len(shape))
     return dict(op=rng.choice(("softmax", "log_softmax")), shape=shape, dim=dim, dtype=float_dtype(rng),
                 offset=int(rng.random() < 0.25))
+
+
+def draw_softmax_backward(rng, max_elements):
+    """dx from y and dy: the forward's problems, y and dy one element into
+    their storage where the forward's x is, dx a fresh tensor."""
+    p = draw_softmax(rng, max_elements)
+    return dict(p, op=p["op"] + "_backward")
 
 
 REDUCE_OPS = ("sum", "mean", "amax", "amin", "argmax", "argmin")
@@ -163,7 +172,7 @@ def draw_where(rng, max_elements):
                 dtype=rng.choice(("f32", "f16", "bf16", "i32")), offset=int(rng.random() < 0.2))
 
 
-DRAW = {"softmax": draw_softmax, "reduce": draw_reduce, "topk": draw_topk, "permute": draw_permute,
+DRAW = {"softmax": draw_softmax, "softmax_backward": draw_softmax_backward, "reduce": draw_reduce, "topk": draw_topk, "permute": draw_permute,
         "expand": draw_expand, "where": draw_where}
 
 
@@ -179,7 +188,7 @@ def dims(shape) -> str:
 def describe(p: dict) -> str:
     f = p["family"]
     text = f"{p['op']} {dims(p['shape'])}"
-    if f in ("softmax", "reduce"):
+    if f in DIM_FAMILIES:
         text += f" dim={p['dim']}"
     elif f == "topk":
         text += f" k={p['k']} {p['data']}{'' if p['largest'] else ' smallest'}{'' if p['sorted'] else ' unsorted'}"
@@ -198,14 +207,14 @@ def tuning_line(p: dict) -> str:
     """p as a line of tuning/problems/<family>.txt (bench/cases.hpp's words)."""
     f, shape = p["family"], p["shape"]
     dtypes = f"dtypes={p['dtype']}"
-    if f in ("softmax", "reduce") and p.get("dim") is not None:
+    if f in DIM_FAMILIES and p.get("dim") is not None:
         d = p["dim"]
         outer, axis, inner = math.prod(shape[:d]), shape[d], math.prod(shape[d + 1:])
     else:
         outer, axis, inner = 1, math.prod(shape), 1
-    if f == "softmax":
+    if f in ("softmax", "softmax_backward"):
         return f"outer={outer} axis={axis}" + (f" inner={inner}" if inner > 1 else "") + \
-            (" log=1" if p["op"] == "log_softmax" else "") + f" {dtypes}"
+            (" log=1" if p["op"].startswith("log_") else "") + f" {dtypes}"
     if f == "reduce":
         op = {"amax": "max", "amin": "min"}.get(p["op"], p["op"])
         return f"outer={outer} reduce={axis} inner={inner} op={op} {dtypes}"
@@ -249,6 +258,24 @@ def tensor(shape, dtype: str, offset: int, fill="randn"):
     return base[offset:].view(shape)
 
 
+def softmax_output(p: dict):
+    """y of the forward op (softmax or log_softmax of a random tensor over
+    p's dim) in p's dtype, p's offset elements into its storage."""
+    forward = getattr(torch, p["op"].removesuffix("_backward"))
+    y = forward(tensor(p["shape"], "f32", 0), p["dim"]).to(TORCH_DTYPES[p["dtype"]])
+    out = tensor(p["shape"], p["dtype"], p["offset"])
+    return out.copy_(y)
+
+
+def backward_reference(p: dict, y, dy):
+    """dx in float32 from y and dy in float32: (dy - sum(y dy)) y, or for
+    log_softmax dy - exp(y) sum(dy)."""
+    d = p["dim"]
+    if p["op"].startswith("log_"):
+        return dy - y.exp() * dy.sum(d, keepdim=True)
+    return (dy - (y * dy).sum(d, keepdim=True)) * y
+
+
 def topk_input(p: dict):
     batch, n = p["shape"]
     dt, kind = TORCH_DTYPES[p["dtype"]], p["data"]
@@ -275,6 +302,8 @@ def traffic(p: dict) -> int:
     f = p["family"]
     if f in ("softmax", "permute"):
         return 2 * n * e
+    if f == "softmax_backward":  # y and dy read, dx written
+        return 3 * n * e
     if f == "reduce":
         out = n // p["shape"][p["dim"]] if p["dim"] is not None else 1
         return n * e + out * (8 if p["op"].startswith("arg") else e)
@@ -299,6 +328,10 @@ class Problem:
         if f == "softmax":
             self.kgen = lambda a, variant=None: getattr(kgen, op)(a[0], p["dim"], variant=variant)
             self.eager = lambda a: getattr(torch, op)(a[0], p["dim"])
+        elif f == "softmax_backward":
+            self.kgen = lambda a, variant=None: getattr(kgen, op)(a[0], a[1], p["dim"], variant=variant)
+            torch_op = getattr(torch.ops.aten, f"_{op}_data")  # (dy, y, dim, input dtype)
+            self.eager = lambda a: torch_op(a[1], a[0], p["dim"], a[0].dtype)
         elif f == "reduce":
             kw = {} if p["dim"] is None else {"dim": p["dim"]}
             self.kgen = lambda a, variant=None: getattr(kgen, op)(a[0], variant=variant, **kw)
@@ -325,6 +358,8 @@ class Problem:
             return (topk_input(p),)
         if f == "expand":
             return (tensor(p["src"], p["dtype"], p["offset"]),)
+        if f == "softmax_backward":
+            return (softmax_output(p), tensor(p["shape"], p["dtype"], p["offset"]))
         if f == "where":
             return (tensor(p["cond"], "u8", 0, fill="bool"), tensor(p["x"], p["dtype"], p["offset"]),
                     tensor(p["y"], p["dtype"], 0))
@@ -335,6 +370,8 @@ class Problem:
         dt = TORCH_DTYPES[p["dtype"]]
         if f == "softmax":
             return ct.close(got, getattr(torch, p["op"])(a[0].float(), p["dim"]), dt)
+        if f == "softmax_backward":
+            return ct.close(got, backward_reference(p, a[0].float(), a[1].float()), dt)
         if f == "reduce":
             return self.check_reduce(got, a[0])
         if f == "topk":

@@ -10,7 +10,9 @@ reduction dim=None: the whole tensor); top-k takes k=K, the data kind
 unsorted: "topk topk 6x1577431 k=15 constant f16"; permute takes perm=P:
 "permute permute 339x256x9 perm=0,2,1 f64"; expand is written src->dst and
 where by its three operands, () for a scalar: "expand expand 1x3->131072x3
-f32", "where where 47137x3,1,() i32".
+f32", "where where 47137x3,1,() i32"; the backward of softmax is written as the forward:
+"softmax_backward log_softmax_backward 4096x50257 dim=1 bf16 +1" (y and dy
+one element into their storage).
 
     KGEN_LIBRARY=build/runtime/libkgen.so PYTHONPATH=python python3 bench/variants.py \\
         [--top 6] [--reps 15] "softmax softmax 587x307x29 dim=2 f16" ...
@@ -76,8 +78,8 @@ def parse(text: str) -> dict:
             p["offset"] = 1
         else:
             p["dtype"] = w
-    if p["family"] in ("softmax", "reduce") and "dim" not in p:
-        p["dim"] = len(p["shape"]) - 1 if p["family"] == "softmax" else None
+    if p["family"] in sweep.DIM_FAMILIES and "dim" not in p:
+        p["dim"] = None if p["family"] == "reduce" else len(p["shape"]) - 1
     return p
 
 

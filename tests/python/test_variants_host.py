@@ -26,6 +26,13 @@ def test_topk_lines_take_k_the_data_and_the_flags():
     assert (q["data"], q["largest"], q["sorted"], q["offset"]) == ("random", True, True, 0)
 
 
+def test_softmax_backward_lines_read_as_the_forward():
+    p = variants.parse("softmax_backward log_softmax_backward 4096x50257 bf16 +1")
+    assert (p["family"], p["op"], p["shape"], p["dim"], p["dtype"], p["offset"]) == (
+        "softmax_backward", "log_softmax_backward", (4096, 50257), 1, "bf16", 1)
+    assert variants.parse("softmax_backward softmax_backward 7x9x5 dim=0 f32")["dim"] == 0
+
+
 def test_short_lines_are_refused():
     with pytest.raises(ValueError):
         variants.parse("topk topk 1x4096")
