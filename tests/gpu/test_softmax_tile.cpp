@@ -139,7 +139,7 @@ TEST_CASE("a unit longer than the tile is refused; nothing is written", "[softma
   }
 }
 
-TEST_CASE("odd rows of 5-64 and odd slabs of short axes select the tile tier, others do not",
+TEST_CASE("odd rows of 5-48 and odd slabs of short axes select the tile tier, others do not",
           "[softmax][softmax_backward][tile][selection]") {
   struct Want {
     kgen_dtype_t d;
@@ -147,11 +147,17 @@ TEST_CASE("odd rows of 5-64 and odd slabs of short axes select the tile tier, ot
     size_t x_off;
     bool tile;
     bool span_forward = false;  // the forward in the span tier instead (float32 rows from 13)
+    // the backward in another tier (bench/NOTES.md tile v5: the half types'
+    // rows from 21 in spans, float32 rows of 2-8 in tensors of up to 16 MB
+    // in the warp tier)
+    bool other_backward = false;
   };
   const Want cases[] = {
-      {KGEN_FLOAT16, 587 * 307, 29, 1, 0, true},   {KGEN_BFLOAT16, 91127, 17, 1, 0, true},
-      {KGEN_FLOAT32, 65536, 32, 1, 4, true, true}, {KGEN_FLOAT16, 8192, 3, 281, 0, false},
-      {KGEN_FLOAT32, 957497, 5, 1, 0, true},       {KGEN_FLOAT16, 65536, 32, 1, 0, false},
+      {KGEN_FLOAT16, 587 * 307, 29, 1, 0, true, false, true},
+      {KGEN_BFLOAT16, 91127, 17, 1, 0, true},      {KGEN_FLOAT32, 65536, 32, 1, 4, true, true},
+      {KGEN_FLOAT16, 8192, 3, 281, 0, false},      {KGEN_FLOAT32, 957497, 5, 1, 0, true},
+      {KGEN_FLOAT32, 300000, 5, 1, 0, true, false, true},
+      {KGEN_FLOAT16, 65536, 32, 1, 0, false},      {KGEN_FLOAT32, 957497, 11, 1, 0, true},
       {KGEN_BFLOAT16, 8265, 673, 1, 0, false},     {KGEN_FLOAT16, 1024, 3001, 1, 0, false},
       {KGEN_FLOAT32, 64, 1000, 64, 0, false},      {KGEN_FLOAT16, 100, 29, 1, 0, false},
   };
@@ -168,7 +174,7 @@ TEST_CASE("odd rows of 5-64 and odd slabs of short axes select the tile tier, ot
     const Tier forward = find_facts(kgen::Family::softmax, fwd).tier;
     CHECK((w.span_forward ? forward == Tier::span : (forward == Tier::tile) == w.tile));
     // the backward takes the same tiles (whole slabs too; segments are
-    // forward only and none of these needs them)
-    CHECK((find_facts(kgen::Family::softmax_backward, bwd).tier == Tier::tile) == w.tile);
+    // forward only and none of these needs them) but for its own rows
+    CHECK((find_facts(kgen::Family::softmax_backward, bwd).tier == Tier::tile) == (w.tile && !w.other_backward));
   }
 }

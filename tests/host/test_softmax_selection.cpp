@@ -621,14 +621,30 @@ TEST_CASE("forward rows of 2-4 a thread a row; of 5-6 where the tile does not fi
       CHECK(pick_row(d, 79133, cols, 0, false).tier == SoftmaxTier::column);
       CHECK(pick_row(d, 2000000, cols, 0, false).tier == SoftmaxTier::tile);
     }
-    // rows of 1 and of 7, and the backward's rows, keep their tiers
+    // rows of 1 and of 7 keep their tiers
     for (int64_t cols : {1, 7}) CHECK(pick_row(d, 79133, cols, 0, false).tier != SoftmaxTier::column);
-    for (int64_t rows : {int64_t{100}, int64_t{3000000}})
-      CHECK(pick_row(d, rows, 3, 0, true).tier != SoftmaxTier::column);
+    // the backward: the half types' rows of 2-3 (of 3 in tensors of up to
+    // 16 MB; H100, bench/NOTES.md tile v5), not rows of 4 nor float32's
+    for (int64_t rows : {int64_t{100}, int64_t{2000000}})
+      for (uintptr_t off : {uintptr_t{0}, uintptr_t(elem(d))}) {
+        for (int64_t cols : {2, 3}) {
+          const SoftmaxParams q = pick_row(d, rows, cols, off, true);
+          CHECK((q.tier == SoftmaxTier::column) == (elem(d) == 2));
+          if (q.tier == SoftmaxTier::column) CHECK(q.axis_per_thread == 4);
+        }
+        CHECK(pick_row(d, rows, 4, off, true).tier != SoftmaxTier::column);
+      }
+    if (elem(d) == 2) CHECK(pick_row(d, 2000000, 3, 0, true).cols_per_thread == 4);
+    for (uintptr_t off : {uintptr_t{0}, uintptr_t(elem(d))})
+    {
+      CHECK(pick_row(d, 4000000, 3, off, true).tier != SoftmaxTier::column);
+      CHECK((pick_row(d, 8000000, 2, off, true).tier == SoftmaxTier::column) == (elem(d) == 2));
+    }
   }
 }
 
-TEST_CASE("backward rows no 16-byte pack covers: the tile up to 64 values, half-type spans past it when dy lies as y does",
+TEST_CASE("backward rows no 16-byte pack covers: the tile, float32's past 32 values and the half types' spans past 20 "
+          "in other tiers",
           "[selection][default-set]") {
   const kgen::DeviceInfo dev = h100();
   auto pick_bwd = [&](kgen_dtype_t d, int64_t rows, int64_t cols, uintptr_t dy_off) {
@@ -640,7 +656,21 @@ TEST_CASE("backward rows no 16-byte pack covers: the tile up to 64 values, half-
   };
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16}) {
     INFO(elem(d));
-    CHECK(pick_bwd(d, 2000000, 41, 0).tier == SoftmaxBackwardTier::tile);
+    const bool half = elem(d) == 2;
+    // the tile for float32 rows of 9-32 and the half types' rows up to 20
+    // (H100, bench/variants.py; bench/NOTES.md tile v5)
+    for (int64_t cols : {9, 17, 23, 31}) CHECK((pick_bwd(d, 2000000, cols, 0).tier == SoftmaxBackwardTier::tile) ==
+                                             (!half || cols < 21));
+    for (int64_t cols : {3, 7}) CHECK((pick_bwd(d, 500000, cols, 0).tier == SoftmaxBackwardTier::tile) == (half && cols > 3));
+    // in tensors past 16 MB the tile keeps float32's short rows
+    CHECK(pick_bwd(d, 8000000, 5, 0).tier == SoftmaxBackwardTier::tile);
+    // float32 rows of 33-64 and of 2-8: the warp tier; the half types'
+    // rows from 21: spans of 4 lanes
+    for (int64_t cols : {37, 41, 63}) {
+      const SoftmaxBackwardParams q = pick_bwd(d, 2000000, cols, 0);
+      CHECK(q.tier == (half ? SoftmaxBackwardTier::span : SoftmaxBackwardTier::warp));
+      if (half) CHECK(q.group_width == 4);
+    }
     // float32 keeps the warp tier (at copy speed there)
     for (int64_t cols : {77, 255, 511})
       CHECK((pick_bwd(d, 200000, cols, 0).tier == SoftmaxBackwardTier::span) == (elem(d) == 2));
@@ -679,6 +709,18 @@ TEST_CASE("backward with dx apart from y: half-type spans and blocks, float32 as
     // rows of 77: the warp tier (spans with dx apart 65-69% of copy, the
     // warp tier 75-76%, H200)
     CHECK(pick_apart(d, 2000000, 77, true).tier == SoftmaxBackwardTier::warp);
+    // rows of 21-64: the half types' spans of 4 lanes, dx apart or not
+    // (H100, bench/NOTES.md tile v5); float32 rows of 33-64 the warp tier
+    for (int64_t cols : {23, 31, 52}) {
+      const SoftmaxBackwardParams q = pick_apart(d, 1000000, cols, true);
+      CHECK(q.tier == (half ? SoftmaxBackwardTier::span : cols > 32 ? SoftmaxBackwardTier::warp : SoftmaxBackwardTier::tile));
+      CHECK(pick_apart(d, 1000000, cols, false).tier == q.tier);
+      if (half) CHECK(q.group_width == 4);
+    }
+    // rows of 4-8 with dx apart: the warp tier; congruent half-type rows
+    // of 5 the tile
+    for (int64_t cols : {4, 7}) CHECK(pick_apart(d, 500000, cols, true).tier == SoftmaxBackwardTier::warp);
+    CHECK((pick_apart(d, 500000, 5, false).tier == SoftmaxBackwardTier::tile) == half);
     for (int64_t cols : {2048, 8192})
       CHECK(pick_apart(d, 20000, cols, true).tier == SoftmaxBackwardTier::block);
   }
@@ -700,8 +742,8 @@ TEST_CASE("short-axis slabs: a thread a column up to an axis of 16, the tile pas
   };
   // forward rows in the tile up to 48 values (float32) and 40 (half
   // types) but from 13 (float32) and 33 (half types) on, where the span
-  // tier leads (bench/NOTES.md tile v4, span v1); the backward's up to 64
-  // (measured forward only)
+  // tier leads (bench/NOTES.md tile v4, span v1); the backward's float32
+  // rows of 9-32 and half-type rows of 4-20 (tile v5)
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16}) {
     INFO(elem(d));
     const bool half = elem(d) == 2;
@@ -709,8 +751,8 @@ TEST_CASE("short-axis slabs: a thread a column up to an axis of 16, the tile pas
       CHECK(pick_slab(d, 2000000, cols, 1, false).first.tier == SoftmaxTier::tile);
     for (int64_t cols : {int64_t{33}, half ? int64_t{39} : int64_t{47}})
       CHECK(pick_slab(d, 2000000, cols, 1, false).first.tier == SoftmaxTier::span);
-    for (int64_t cols : {41, 63}) CHECK(pick_slab(d, 2000000, cols, 1, true).first.tier == SoftmaxTier::tile);
-    CHECK(pick_slab(d, 2000000, 65, 1, true).first.tier != SoftmaxTier::tile);
+    for (int64_t cols : {11, 19}) CHECK(pick_slab(d, 2000000, cols, 1, true).first.tier == SoftmaxTier::tile);
+    for (int64_t cols : {41, 65}) CHECK(pick_slab(d, 2000000, cols, 1, true).first.tier != SoftmaxTier::tile);
   }
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16}) {
     INFO(elem(d));
@@ -777,6 +819,40 @@ TEST_CASE("a dim that is not the last goes to the strided tiers of both families
       const auto t = params_of<SoftmaxParams>(sel.variant).tier;
       CHECK((t != SoftmaxTier::strided && t != SoftmaxTier::strided_uncached));
     }
+  }
+}
+
+TEST_CASE("a long axis over an inner of under 32 bytes goes to the split, never a two-pass column plan",
+          "[selection][default-set]") {
+  // H100, bench/variants.py (bench/NOTES.md tile v5): (117, 6421, 3)
+  // bfloat16 172 us in strided_uncached and 404 (backward) in the generic
+  // variant, 23-25 in the split; (381, 56556, 2) 2929 and 6604 against
+  // 150-201
+  kgen::DeviceInfo dev = h100();
+  struct Shape {
+    kgen_dtype_t d;
+    int64_t outer, axis, inner;
+    uintptr_t x_off;
+  };
+  const Shape shapes[] = {{KGEN_BFLOAT16, 117, 6421, 3, 0}, {KGEN_BFLOAT16, 381, 56556, 2, 2},
+                          {KGEN_FLOAT16, 50, 20000, 5, 2},  {KGEN_FLOAT32, 50, 20000, 5, 0},
+                          {KGEN_FLOAT16, 4000, 30000, 8, 0}, {KGEN_FLOAT32, 127, 100000, 7, 4}};
+  for (bool bwd : {false, true}) {
+    const kgen::Family family = bwd ? kgen::Family::softmax_backward : kgen::Family::softmax;
+    for (const Shape& sh : shapes) {
+      kgen::softmax::Problem prob = dim_problem(sh.d, sh.outer, sh.axis, sh.inner, bwd, dev, sh.x_off);
+      auto sel = kgen::select_variant(family, sh.d, dev, &prob, &kgen::softmax::heuristic);
+      REQUIRE(sel.variant != nullptr);
+      INFO(sel.variant->name << " for " << sh.outer << "x" << sh.axis << "x" << sh.inner << (bwd ? " backward" : ""));
+      CHECK(sel.variant->supports(*sel.variant, &prob));
+      CHECK(params_of<SoftmaxParams>(sel.variant).tier == SoftmaxTier::split);
+    }
+    // an inner of 32 bytes keeps its tiers (the two-pass plan's 16 lanes
+    // span a sector of each outer position)
+    kgen::softmax::Problem wide = dim_problem(KGEN_FLOAT16, 4000, 30000, 16, bwd, dev);
+    auto sel = kgen::select_variant(family, KGEN_FLOAT16, dev, &wide, &kgen::softmax::heuristic);
+    REQUIRE(sel.variant != nullptr);
+    CHECK(params_of<SoftmaxParams>(sel.variant).tier != SoftmaxTier::split);
   }
 }
 

@@ -381,6 +381,20 @@ Score slice_heuristic(const Params& q, const Problem& p) {
 // (448133x13 float16 dim 0 11076 -> 37 us, torch 5722); smaller slabs lose the second
 // launch: 2048x7 float16 (28 KB) 8.2 -> 9.1 us, 3691x3 float32 (44 KB)
 // 12.0 -> 10.6.
+//
+// An inner extent under kSplitNarrowInnerBytes over an axis no register
+// tile holds: the two-pass plans (the strided_uncached tier, and the
+// generic variant's 32 lanes a column) spread a warp's loads over 32 outer
+// positions a few bytes each.  H100, bench/variants.py over every default
+// variant (bench/NOTES.md tile v5): (117, 6421, 3) bfloat16 forward 172 us
+// in strided_uncached against 22.8 in the split (torch 20.7), backward
+// 404 in the generic variant against 25.0 (torch 23.2); (381, 56556, 2)
+// bfloat16 one element in 2929 against 150 (torch 282), its backward 6604
+// against 201 (torch 247); (50, 20000, 5) float16 399 against 30.  So the
+// split takes such problems however many slabs (one slab a CTA at least),
+// above the generic variant, and the strided_uncached tier leaves them.
+constexpr int64_t kSplitNarrowInnerBytes = 32;
+bool narrow_inner(const Problem& p) { return p.inner > 1 && p.inner * dtype_size(p.dtype) < kSplitNarrowInnerBytes; }
 constexpr int64_t kSplitLeastStridedParts = 16;
 constexpr int64_t kSplitSerialMerges = 16;
 template <class Params>
@@ -390,9 +404,11 @@ Score split_heuristic(const Params& q, const Problem& p) {
   // a slab of a few CTAs' runs costs the second launch more than it saves
   const int64_t least = p.inner > 1 ? kSplitLeastStridedParts : 2;
   const int64_t parts = split_parts(p, q.block_size, dtype_size(p.dtype));
-  if (!few || parts < least) return Score::reject();
+  const bool wide = few && parts >= least;
+  if (!wide && !narrow_inner(p)) return Score::reject();
   Score s;
-  s.key[0] = p.inner > 1 ? 7 : p.rows * 4 <= sms ? 2 : 1;
+  // a narrow inner's split outside the wide case: above the generic variant only
+  s.key[0] = !wide ? 1 : p.inner > 1 ? 7 : p.rows * 4 <= sms ? 2 : 1;
   s.key[1] = 1000;
   s.key[2] = -std::abs(q.block_size - 512);
   if (p.inner > 1) {
@@ -481,10 +497,46 @@ Score grid_heuristic(const Params& q, const Problem& p) {
 //    backward was not measured and keeps rows up to 64.  (Since, the
 //    span tier runs forward rows of span_first_row and more that no
 //    16-byte pack covers, ahead of the tile: span_heuristic above.)
+//  - backward rows (H100, bench/variants.py over every default variant,
+//    5-200 MB; bench/NOTES.md tile v5): float32 rows of 2-8 ran 1.2-1.35x
+//    faster in the warp tier's groups of 2-8 lanes (300000x7 10.6 us
+//    against 14.3, 400000x6 12.4 against 14.8), rows of 9-32 as fast or
+//    faster in the tile (600000x17 46.6 against 62.7, 400000x23 42.0
+//    against 54.8), rows of 37-63 3-9% slower there (250000x63 68.0
+//    against 64.6); so float32 takes the tile for rows of 9-32 only, and
+//    for rows of 2-8 in tensors past kBackwardShortRowMaxBytes (random
+//    sweep: 131072x67x5 float32 over dim 2, 44M values, 176.5 us in the
+//    tile, 195.9 in the warp tier's groups of 8; 1600000x5, 32 MB, 37.5
+//    against 39.8).  The
+//    half types with dx apart from y (y and dy one element in) ran rows of
+//    3-7 1.07-1.7x slower in the tile than in the warp tier or in columns
+//    (575126x4 bfloat16 17.0 us against 10.0, 598080x7 22.8 against
+//    17.2); congruent, rows of 4-17 stay (1500000x5 bfloat16 26.3 against
+//    33.0 in columns, 1000000x13 float16 39.1 against 49.9 in the warp
+//    tier).  From rows of kSpanBackwardFirstRow the half types' spans rank
+//    above the tile (span_heuristic).
 // Among tiles: the fewest idle eighths of the tile, then blocks of 64
 // threads (32-128 within 5% on the sweep's problems but bfloat16 rows of
 // 673, which no rule gives the tile), then the smaller tile.
 constexpr int64_t kTileMinRow = 3, kTileMaxRow = 64;
+constexpr int64_t kTileBackwardWarpRow = 8, kTileBackwardMaxRowF32 = 32;
+// The backward's short rows ran faster outside the tile in tensors (y, dy
+// and dx each) of up to 11-12 MB (float32 rows of 2-8, 0.6-2.8M values;
+// the half types' rows of 3 in columns, 6M values: 20.9 us against 21.6),
+// even at 24 MB (4000000x3 float16 36.7 against 36.6) and slower from 32
+// MB (1600000x5 float32 39.8 against 37.5; the columns' 3x517x79x128x3
+// float16, 94 MB, 130.1 against 111.0): the tile past this many bytes.
+constexpr int64_t kBackwardShortRowMaxBytes = int64_t{1} << 24;
+bool backward_short_rows_small(const Problem& p) {
+  return p.rows * p.cols * dtype_size(p.dtype) <= kBackwardShortRowMaxBytes;
+}
+// Whether the backward leaves a row of p to the warp tier, not the tile.
+bool backward_row_past_tile(const Problem& p) {
+  const int size = dtype_size(p.dtype);
+  if (size == 4 && p.cols > kTileBackwardMaxRowF32) return true;
+  if (p.cols > kTileBackwardWarpRow) return false;
+  return size == 2 ? !congruent_xy(p) : size == 4 && backward_short_rows_small(p);
+}
 constexpr int64_t tile_max_forward_row(int size) { return size == 4 ? 48 : 40; }
 // Segments selection takes, in 16-byte packs (tile_shape allows
 // kTileMinSegmentPacks, so that every variant runs such slabs).
@@ -522,7 +574,16 @@ constexpr int64_t kSpanMinBytes = int64_t{1} << 19, kSpanApartMinBytes = int64_t
 // 333-1001 at 98-104% of copy in spans against 77-87% in the warp tier
 // (H200; 673 and 1001 on the H100: 100-102% against 88-96%), of 127
 // 87-91% against 85-87% (H200), but of 77 65-69% against 75-76%.
-constexpr int64_t kSpanApartBackwardMinRow = 127;
+// Groups of 4 lanes (rows of up to 64) ran dx apart as well as congruent
+// (H100, bench/variants.py at 20-200 MB, bench/NOTES.md tile v5): half-type
+// rows of 23-64 with y and dy one element in at 0.70-0.96x the tile's
+// time (1000000x31 float16 73.7 us against 100.8, 600000x52 65.3 against
+// 93.6 and 78.9 in the warp tier), congruent ones at 0.67-0.86x (700000x31
+// float16 47.4 against 60.3, 500000x45 bfloat16 47.9 against 61.4); rows
+// of 20 even (43.2 against 44.1), of 15-17 1.1-1.35x the tile's time.  So
+// the backward's spans rank above the tile from kSpanBackwardFirstRow, and
+// those of 4 lanes take dx apart from there too.
+constexpr int64_t kSpanApartBackwardMinRow = 127, kSpanBackwardFirstRow = 21;
 constexpr int64_t span_first_row(int size) { return size == 4 ? 13 : 33; }
 // Three packs a lane (bench/NOTES.md span v2): H200 kgen-bench softmax at
 // 128 MiB, half-type rows of 181-555 in groups of 8-32 lanes at 95-101% of
@@ -550,14 +611,17 @@ Score span_heuristic(const Params& q, const Problem& p) {
   if (pack_covers(p, 16) || bytes < kSpanMinBytes) return Score::reject();
   // y apart from x: float32 in larger tensors; the backward's (half types
   // only) from rows of kSpanApartBackwardMinRow
-  if (!congruent_xy(p) &&
-      ((size == 4 && bytes < kSpanApartMinBytes) || (bwd && p.cols < kSpanApartBackwardMinRow)))
+  const bool narrow_group = q.group_width == 4 && p.cols >= kSpanBackwardFirstRow;
+  if (!congruent_xy(p) && ((size == 4 && bytes < kSpanApartMinBytes) ||
+                           (bwd && p.cols < kSpanApartBackwardMinRow && !narrow_group)))
     return Score::reject();
   if ((packs == 3 && (size != 2 || q.group_width < 8)) || (bwd && (size != 2 || (packs == 4 && q.group_width == 4))))
     return Score::reject();
   Score s;
   s.key[0] = !bwd && p.cols >= span_first_row(size) ? 4 : 3;
-  s.key[1] = 50;  // key 3: above the warp tier (at most 16), below the tile (99-100)
+  // key 3: above the warp tier (at most 16), below the tile (99-100); the
+  // backward's rows from kSpanBackwardFirstRow above the tile
+  s.key[1] = bwd && p.cols >= kSpanBackwardFirstRow ? 101 : 50;
   const int64_t cap = int64_t{q.group_width} * packs;  // body packs
   const int64_t body = std::min(cap, p.cols / q.pack_size);
   s.key[2] = -((cap - body) * 8 / cap);
@@ -573,7 +637,8 @@ Score tile_heuristic(const Params& q, const Problem& p) {
   // forward slabs 8 (see above)
   const bool slab = p.inner > 1;
   if (pack_covers(p, 16) || (slab && !backward(p) && size < 8 && pack_covers(p, 8)) ||
-      (!slab && (p.cols < kTileMinRow || p.cols > (backward(p) ? kTileMaxRow : tile_max_forward_row(size)))))
+      (!slab && (p.cols < kTileMinRow || p.cols > (backward(p) ? kTileMaxRow : tile_max_forward_row(size)))) ||
+      (!slab && backward(p) && backward_row_past_tile(p)))
     return Score::reject();
   const int64_t cap = int64_t{q.block_size} * q.cols_per_thread;
   const TileShape sh = tile_shape(p, cap, size);
@@ -630,18 +695,32 @@ Score tile_heuristic(const Params& q, const Problem& p) {
 // and win where it does not and the warp tier takes them (79133x5 float32
 // 4.9 against 5.7, 38x6089x5 bfloat16 6.8 against 9.2, 16x3x31x79x6
 // bfloat16 one element in 5.4 against 6.8), so they rank between the two;
-// rows of 7 lost to both (120000x7 float32 8.0 us against 7.1).  The
-// backward's rows were not measured and keep their tiers.
+// rows of 7 lost to both (120000x7 float32 8.0 us against 7.1).
+// Backward rows (H100, bench/variants.py; bench/NOTES.md tile v5): the half
+// types' rows of 2-3 ran fastest in columns of 4 rows a thread (2000000x2
+// bfloat16 13.2 us against 15.2 in the warp tier, 1500000x3 bfloat16 one
+// element in 16.9 against 20.0 and 23.9 in the tile, 300000x3 float16 6.4
+// against 7.4); rows of 4 and every float32 row 1.07-1.18x slower than in
+// the warp tier (575126x4 bfloat16 11.3 against 10.0, 300000x3 float32
+// 8.0 against 7.0): only the half types' rows up to kColumnBackwardMaxRow,
+// those of 3 (which the tile takes) in tensors of up to
+// kBackwardShortRowMaxBytes (random sweep: 3x517x79x128x3 float16 over dim
+// 4, 94 MB, 110.5 us in the tile, 130.1 in columns); rows of 2, which the
+// tile does not take, at any size (6000000x2 bfloat16 one element in 33.6
+// us against 36.4 in the warp tier).
 constexpr int64_t kColumnBlocksPerSm = 4;
 constexpr int64_t kColumnMinInnerBytes = 16;
 constexpr int64_t kColumnWidePackInnerBytes = 64;
-constexpr int64_t kColumnMinRow = 2, kColumnFirstRow = 4, kColumnMaxRow = 6;
+constexpr int64_t kColumnMinRow = 2, kColumnFirstRow = 4, kColumnMaxRow = 6, kColumnBackwardMaxRow = 3;
 template <class Params>
 Score column_heuristic(const Params& q, const Problem& p) {
   const int size = dtype_size(p.dtype);
   Score s;
   if (p.inner == 1) {
-    if (backward(p) || p.cols < kColumnMinRow || p.cols > kColumnMaxRow) return Score::reject();
+    const int64_t most = !backward(p) ? kColumnMaxRow
+                         : size != 2  ? 0
+                                      : backward_short_rows_small(p) ? kColumnBackwardMaxRow : kColumnMinRow;
+    if (p.cols < kColumnMinRow || p.cols > most) return Score::reject();
     // the row tiers' class (key 3): above the tile (key[1] 99-100) up to
     // kColumnFirstRow, else between it and the warp tier (at most 16)
     s.key[0] = 3;
@@ -768,7 +847,9 @@ Score heuristic_as(const VariantInfo& v, const Problem& p) {
       // A row (inner == 1) is the generic variant's (the uncached row kernel
       // at pack 1): this tier gives it one column a warp, 0.01x torch on
       // rows of 0.3-57M elements (H100, random sweep, bench/NOTES.md sweep v1).
-      if (p.inner == 1 || narrow_on_short_axis(p, q.col_lanes, q.pack_size)) return Score::reject();
+      // a narrow inner is the split's (split_heuristic)
+      if (p.inner == 1 || narrow_on_short_axis(p, q.col_lanes, q.pack_size) || narrow_inner(p))
+        return Score::reject();
       // below any register tile; the most threads along the axis (fewest
       // lanes a column) in a coalesced segment: (8, 8192, 64) ran at 35% of
       // copy with 2 lanes, 9-15% with 8
