@@ -592,6 +592,26 @@ Params heuristic_pick(kgen::Family family, kgen_dtype_t d, const kgen::DeviceInf
   return params_of<Params>(sel.variant);
 }
 
+// A problem over a dim: its extents, dtype and x's offset in bytes.
+struct DimShape {
+  kgen_dtype_t d;
+  int64_t outer, axis, inner;
+  uintptr_t x_off;
+};
+
+std::string text_of(const DimShape& sh, bool bwd) {
+  return std::to_string(sh.outer) + "x" + std::to_string(sh.axis) + "x" + std::to_string(sh.inner) + " +" +
+         std::to_string(sh.x_off) + (bwd ? " backward" : "");
+}
+
+// The heuristic's pick for sh in either family (their params structs share
+// one layout).
+SoftmaxParams pick_dim(const DimShape& sh, bool bwd, const kgen::DeviceInfo& dev) {
+  const kgen::softmax::Problem prob = dim_problem(sh.d, sh.outer, sh.axis, sh.inner, bwd, dev, sh.x_off);
+  return heuristic_pick<SoftmaxParams>(bwd ? kgen::Family::softmax_backward : kgen::Family::softmax, sh.d, dev,
+                                       prob, text_of(sh, bwd));
+}
+
 }  // namespace
 
 TEST_CASE("forward rows of 2-4 a thread a row; of 5-6 where the tile does not fill the GPU",
@@ -829,30 +849,17 @@ TEST_CASE("a long axis over an inner of under 32 bytes goes to the split, never 
   // variant, 23-25 in the split; (381, 56556, 2) 2929 and 6604 against
   // 150-201
   kgen::DeviceInfo dev = h100();
-  struct Shape {
-    kgen_dtype_t d;
-    int64_t outer, axis, inner;
-    uintptr_t x_off;
-  };
-  const Shape shapes[] = {{KGEN_BFLOAT16, 117, 6421, 3, 0}, {KGEN_BFLOAT16, 381, 56556, 2, 2},
-                          {KGEN_FLOAT16, 50, 20000, 5, 2},  {KGEN_FLOAT32, 50, 20000, 5, 0},
-                          {KGEN_FLOAT16, 4000, 30000, 8, 0}, {KGEN_FLOAT32, 127, 100000, 7, 4}};
+  const DimShape shapes[] = {{KGEN_BFLOAT16, 117, 6421, 3, 0}, {KGEN_BFLOAT16, 381, 56556, 2, 2},
+                             {KGEN_FLOAT16, 50, 20000, 5, 2},  {KGEN_FLOAT32, 50, 20000, 5, 0},
+                             {KGEN_FLOAT16, 4000, 30000, 8, 0}, {KGEN_FLOAT32, 127, 100000, 7, 4}};
   for (bool bwd : {false, true}) {
-    const kgen::Family family = bwd ? kgen::Family::softmax_backward : kgen::Family::softmax;
-    for (const Shape& sh : shapes) {
-      kgen::softmax::Problem prob = dim_problem(sh.d, sh.outer, sh.axis, sh.inner, bwd, dev, sh.x_off);
-      auto sel = kgen::select_variant(family, sh.d, dev, &prob, &kgen::softmax::heuristic);
-      REQUIRE(sel.variant != nullptr);
-      INFO(sel.variant->name << " for " << sh.outer << "x" << sh.axis << "x" << sh.inner << (bwd ? " backward" : ""));
-      CHECK(sel.variant->supports(*sel.variant, &prob));
-      CHECK(params_of<SoftmaxParams>(sel.variant).tier == SoftmaxTier::split);
+    for (const DimShape& sh : shapes) {
+      INFO(text_of(sh, bwd));
+      CHECK(pick_dim(sh, bwd, dev).tier == SoftmaxTier::split);
     }
     // an inner of 32 bytes keeps its tiers (the two-pass plan's 16 lanes
     // span a sector of each outer position)
-    kgen::softmax::Problem wide = dim_problem(KGEN_FLOAT16, 4000, 30000, 16, bwd, dev);
-    auto sel = kgen::select_variant(family, KGEN_FLOAT16, dev, &wide, &kgen::softmax::heuristic);
-    REQUIRE(sel.variant != nullptr);
-    CHECK(params_of<SoftmaxParams>(sel.variant).tier != SoftmaxTier::split);
+    CHECK(pick_dim({KGEN_FLOAT16, 4000, 30000, 16, 0}, bwd, dev).tier != SoftmaxTier::split);
   }
 }
 
@@ -878,26 +885,16 @@ TEST_CASE("float32 strided tiles take warp segments of 64 bytes or more", "[sele
 TEST_CASE("a short axis over a wide inner takes a warp across 32 columns or the generic variant",
           "[selection][default-set]") {
   kgen::DeviceInfo dev = h100();
-  struct Shape {
-    kgen_dtype_t d;
-    int64_t outer, axis, inner;
-    uintptr_t x_off;
-  };
   // the sweep's worst pack-1 problems (odd inner, or one element into the
   // storage) and aligned ones of the same layout
-  const Shape shapes[] = {{KGEN_FLOAT16, 8192, 3, 281, 0},   {KGEN_BFLOAT16, 16320, 3, 860, 2},
-                          {KGEN_FLOAT16, 8, 5, 530302, 0},   {KGEN_FLOAT16, 9, 11, 17647, 0},
-                          {KGEN_FLOAT32, 64, 7, 4096, 0},    {KGEN_FLOAT16, 64, 7, 4096, 0},
-                          {KGEN_FLOAT32, 1000, 2, 1001, 4}, {KGEN_BFLOAT16, 32, 31, 65536, 0}};
+  const DimShape shapes[] = {{KGEN_FLOAT16, 8192, 3, 281, 0},   {KGEN_BFLOAT16, 16320, 3, 860, 2},
+                             {KGEN_FLOAT16, 8, 5, 530302, 0},   {KGEN_FLOAT16, 9, 11, 17647, 0},
+                             {KGEN_FLOAT32, 64, 7, 4096, 0},    {KGEN_FLOAT16, 64, 7, 4096, 0},
+                             {KGEN_FLOAT32, 1000, 2, 1001, 4}, {KGEN_BFLOAT16, 32, 31, 65536, 0}};
   for (bool bwd : {false, true}) {
-    const kgen::Family family = bwd ? kgen::Family::softmax_backward : kgen::Family::softmax;
-    for (const Shape& sh : shapes) {
-      kgen::softmax::Problem prob = dim_problem(sh.d, sh.outer, sh.axis, sh.inner, bwd, dev, sh.x_off);
-      auto sel = kgen::select_variant(family, sh.d, dev, &prob, &kgen::softmax::heuristic);
-      REQUIRE(sel.variant != nullptr);
-      INFO(sel.variant->name << " for " << sh.outer << "x" << sh.axis << "x" << sh.inner);
-      CHECK(sel.variant->supports(*sel.variant, &prob));
-      const auto p = params_of<SoftmaxParams>(sel.variant);
+    for (const DimShape& sh : shapes) {
+      INFO(text_of(sh, bwd));
+      const SoftmaxParams p = pick_dim(sh, bwd, dev);
       // a short axis over an odd inner: the tile tier (whole slabs or
       // segments along inner), full-width accesses
       if (p.tier == SoftmaxTier::tile)
