@@ -507,14 +507,13 @@ Score grid_heuristic(const Params& q, const Problem& p) {
 //    for rows of 2-8 in tensors past kBackwardShortRowMaxBytes (random
 //    sweep: 131072x67x5 float32 over dim 2, 44M values, 176.5 us in the
 //    tile, 195.9 in the warp tier's groups of 8; 1600000x5, 32 MB, 37.5
-//    against 39.8).  The
-//    half types with dx apart from y (y and dy one element in) ran rows of
-//    3-7 1.07-1.7x slower in the tile than in the warp tier or in columns
-//    (575126x4 bfloat16 17.0 us against 10.0, 598080x7 22.8 against
-//    17.2); congruent, rows of 4-17 stay (1500000x5 bfloat16 26.3 against
-//    33.0 in columns, 1000000x13 float16 39.1 against 49.9 in the warp
-//    tier).  From rows of kSpanBackwardFirstRow the half types' spans rank
-//    above the tile (span_heuristic).
+//    against 39.8).  The half types with dx apart from y (y and dy one
+//    element in) ran rows of 3-7 1.07-1.7x slower in the tile than in the
+//    warp tier or in columns (575126x4 bfloat16 17.0 us against 10.0,
+//    598080x7 22.8 against 17.2); congruent, rows of 4-17 stay (1500000x5
+//    bfloat16 26.3 against 33.0 in columns, 1000000x13 float16 39.1
+//    against 49.9 in the warp tier).  From rows of kSpanBackwardFirstRow
+//    the half types' spans rank above the tile (span_heuristic).
 // Among tiles: the fewest idle eighths of the tile, then blocks of 64
 // threads (32-128 within 5% on the sweep's problems but bfloat16 rows of
 // 673, which no rule gives the tile), then the smaller tile.
