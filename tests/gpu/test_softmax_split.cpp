@@ -66,8 +66,10 @@ TEST_CASE("split softmax variants over a dim that is not the last: short inner, 
       if (!is_split(v)) continue;
       const int64_t most = v.block_size / 4;  // the widest inner a block holds
       struct Shape { int64_t outer, axis, inner; };
+      // (600, 300, 3): one CTA a slab (split_parts 1), as selection runs a
+      // narrow inner over many slabs
       for (const Shape& c : {Shape{1, 37, 2}, Shape{3, 300, 6}, Shape{2, 20011, 3}, Shape{1, 4786, 23},
-                             Shape{2, 999, most}}) {
+                             Shape{2, 999, most}, Shape{600, 300, 3}}) {
         const size_t n = static_cast<size_t>(c.outer * c.axis * c.inner);
         HostTensor x = random_tensor(d, n);
         auto at = [&](int64_t o, int64_t a, int64_t i) { return static_cast<size_t>((o * c.axis + a) * c.inner + i); };
@@ -106,7 +108,8 @@ TEST_CASE("split softmax_backward variants over a dim that is not the last: shor
       if (!is_split(v)) continue;
       const int64_t most = v.block_size / 4;  // the widest inner a block holds
       struct Shape { int64_t outer, axis, inner; };
-      for (const Shape& c : {Shape{1, 37, 2}, Shape{2, 20011, 3}, Shape{1, 4786, 23}, Shape{2, 999, most}})
+      for (const Shape& c :
+           {Shape{1, 37, 2}, Shape{2, 20011, 3}, Shape{1, 4786, 23}, Shape{2, 999, most}, Shape{600, 300, 3}})
         for (int log = 0; log < 2; ++log) {
           const BackwardCase bc = backward_case(d, c.outer, c.axis, c.inner, log);
           ran += check_backward_offsets(v.name, d, c.outer, c.axis, log, bc, false, c.inner);
