@@ -498,11 +498,11 @@ Score grid_heuristic(const Params& q, const Problem& p) {
 //    span tier runs forward rows of span_first_row and more that no
 //    16-byte pack covers, ahead of the tile: span_heuristic above.)
 //  - backward rows (H100, bench/variants.py over every default variant,
-//    5-200 MB; bench/NOTES.md tile v5): float32 rows of 2-8 ran 1.2-1.35x
+//    5-200 MB; bench/NOTES.md tile v5): float32 rows of 2-8 ran 1.2-1.45x
 //    faster in the warp tier's groups of 2-8 lanes (300000x7 10.6 us
 //    against 14.3, 400000x6 12.4 against 14.8), rows of 9-32 as fast or
 //    faster in the tile (600000x17 46.6 against 62.7, 400000x23 42.0
-//    against 54.8), rows of 37-63 3-9% slower there (250000x63 68.0
+//    against 54.8), rows of 37-63 4-10% slower there (250000x63 68.0
 //    against 64.6); so float32 takes the tile for rows of 9-32 only, and
 //    for rows of 2-8 in tensors past kBackwardShortRowMaxBytes (random
 //    sweep: 131072x67x5 float32 over dim 2, 44M values, 176.5 us in the
@@ -575,10 +575,10 @@ constexpr int64_t kSpanMinBytes = int64_t{1} << 19, kSpanApartMinBytes = int64_t
 // 87-91% against 85-87% (H200), but of 77 65-69% against 75-76%.
 // Groups of 4 lanes (rows of up to 64) ran dx apart as well as congruent
 // (H100, bench/variants.py at 20-200 MB, bench/NOTES.md tile v5): half-type
-// rows of 23-64 with y and dy one element in at 0.70-0.96x the tile's
+// rows of 23-64 with y and dy one element in at 0.66-0.95x the tile's
 // time (1000000x31 float16 73.7 us against 100.8, 600000x52 65.3 against
-// 93.6 and 78.9 in the warp tier), congruent ones at 0.67-0.86x (700000x31
-// float16 47.4 against 60.3, 500000x45 bfloat16 47.9 against 61.4); rows
+// 93.6 and 78.9 in the warp tier), congruent ones at 0.64-0.86x (700000x31
+// float16 47.4 against 60.3, 63x2136x37 bfloat16 13.1 against 20.5); rows
 // of 20 even (43.2 against 44.1), of 15-17 1.1-1.35x the tile's time.  So
 // the backward's spans rank above the tile from kSpanBackwardFirstRow, and
 // those of 4 lanes take dx apart from there too.
