@@ -115,6 +115,13 @@ TEST_CASE("longer rows go to a block, then a cluster, then the uncached tier", "
     CHECK(held.p.cols_per_thread / held.p.pack_size == 16);
     CHECK(pick(d, 1000, (1 << 20) - 5, 6, 6).p.tier == SoftmaxTier::cluster);
     CHECK(pick(d, 1000, (1 << 20) + 8).p.tier == SoftmaxTier::uncached);
+    // rows no 16-byte pack covers: the split reads their aligned body in
+    // packs, the uncached tier an element at a time; but with y off x's
+    // offset the split would store half types an element at a time too
+    CHECK(pick(d, 200, 3000008).p.tier == SoftmaxTier::uncached);
+    CHECK(pick(d, 200, 3000001).p.tier == SoftmaxTier::split);
+    CHECK(pick(d, 200, 3000008, elem(d), elem(d)).p.tier == SoftmaxTier::split);
+    CHECK(pick(d, 200, 3000001, elem(d), 0).p.tier == (elem(d) == 2 ? SoftmaxTier::uncached : SoftmaxTier::split));
   }
   // while a cluster a row gives every SM a CTA (9 rows and more)
   CHECK(pick(KGEN_FLOAT32, 60, 1 << 20).p.tier == SoftmaxTier::cluster);
@@ -1029,6 +1036,13 @@ TEST_CASE("backward rows: in blocks then clusters, the half types' log mode past
       sel = kgen::select_variant(kgen::Family::softmax_backward, d, dev, &p, &kgen::softmax::heuristic);
       REQUIRE(sel.variant != nullptr);
       CHECK((params_of<SoftmaxParams>(sel.variant).tier == SoftmaxTier::cluster) == !log);
+      // an odd row in the log mode: the split's 16-byte packs, not the
+      // uncached tier's single elements (H200: 3x61x2x79595 bfloat16 68.5 us
+      // against 106.7)
+      p.cols = 131073;
+      sel = kgen::select_variant(kgen::Family::softmax_backward, d, dev, &p, &kgen::softmax::heuristic);
+      REQUIRE(sel.variant != nullptr);
+      CHECK(params_of<SoftmaxParams>(sel.variant).tier == (log ? SoftmaxTier::split : SoftmaxTier::cluster));
     }
   // unless the rows leave most SMs idle (one float16 row of 340885 forward:
   // 11 us in a cluster, 97 us a block a row; H100 sweep)
