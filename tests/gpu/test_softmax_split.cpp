@@ -214,6 +214,41 @@ TEST_CASE("few long rows select the split tier; results are the same bits on eve
   }
 }
 
+TEST_CASE("many odd rows past the clusters select the split tier, unless it would store half types apart",
+          "[softmax_backward][split][selection]") {
+  // the half types' log backward past 65536 leaves clusters; an odd row is
+  // the split's (16-byte packs), not the uncached tier's (single elements)
+  for (kgen_dtype_t d : {KGEN_FLOAT16, KGEN_BFLOAT16}) {
+    const int64_t rows = 200, cols = 65537;
+    const size_t n = static_cast<size_t>(rows * cols), e = elem_size(d);
+    const BackwardCase bc = backward_case(d, rows, cols, 1, true);
+    DeviceBuffer y(bc.y.bytes.size() + 64), g(bc.y.bytes.size() + 64), gx(bc.y.bytes.size() + 64);
+    upload(y, bc.y);
+    upload(g, bc.dy);
+    const char* name = nullptr;
+    KGEN_REQUIRE(kgen_softmax_backward_selected(1, d, rows, cols, 1, y.ptr, g.ptr, gx.ptr, &name));
+    INFO(name);
+    CHECK(find_facts(kgen::Family::softmax_backward, name).tier == Tier::split);
+    poison(gx.ptr, gx.bytes);
+    KGEN_REQUIRE(kgen_softmax_backward_dim(1, d, rows, cols, 1, y.ptr, g.ptr, gx.ptr, nullptr));
+    const HostTensor grad = download(gx, d, n);
+    check_matches(grad, bc.want, backward_tolerance(d), &bc.slack);
+    poison(gx.ptr, gx.bytes);
+    KGEN_REQUIRE(kgen_softmax_backward_dim(1, d, rows, cols, 1, y.ptr, g.ptr, gx.ptr, nullptr));
+    CHECK(download(gx, d, n).bytes == grad.bytes);
+    // y and dy one element in, dx at the start of its buffer: the split
+    // would store dx an element at a time; the uncached tier keeps it
+    upload(y, bc.y, e);
+    upload(g, bc.dy, e);
+    KGEN_REQUIRE(kgen_softmax_backward_selected(1, d, rows, cols, 1, y.at(e), g.at(e), gx.ptr, &name));
+    INFO(name);
+    CHECK(find_facts(kgen::Family::softmax_backward, name).tier == Tier::uncached);
+    poison(gx.ptr, gx.bytes);
+    KGEN_REQUIRE(kgen_softmax_backward_dim(1, d, rows, cols, 1, y.at(e), g.at(e), gx.ptr, nullptr));
+    check_matches(download(gx, d, n), bc.want, backward_tolerance(d), &bc.slack);
+  }
+}
+
 TEST_CASE("the caller's workspace for the split tier: sized, used, checked", "[softmax][split][workspace]") {
   const kgen_dtype_t d = KGEN_FLOAT16;
   const int64_t rows = 3, cols = (int64_t{1} << 20) + 3;
