@@ -729,15 +729,22 @@ constexpr int64_t kColumnBlocksPerSm = 4;
 constexpr int64_t kColumnMinInnerBytes = 16;
 constexpr int64_t kColumnWidePackInnerBytes = 64;
 constexpr int64_t kColumnMinRow = 2, kColumnFirstRow = 4, kColumnMaxRow = 6, kColumnBackwardMaxRow = 3;
+// The longest row (inner == 1) the column tier takes: the forward's up to
+// kColumnMaxRow; the backward's half types' up to kColumnBackwardMaxRow in
+// tensors of up to kBackwardShortRowMaxBytes, else rows of kColumnMinRow;
+// no float32 or float64 backward row.
+int64_t column_max_row(const Problem& p) {
+  if (!backward(p)) return kColumnMaxRow;
+  if (dtype_size(p.dtype) != 2) return 0;
+  return backward_short_rows_small(p) ? kColumnBackwardMaxRow : kColumnMinRow;
+}
+
 template <class Params>
 Score column_heuristic(const Params& q, const Problem& p) {
   const int size = dtype_size(p.dtype);
   Score s;
   if (p.inner == 1) {
-    const int64_t most = !backward(p) ? kColumnMaxRow
-                         : size != 2  ? 0
-                                      : backward_short_rows_small(p) ? kColumnBackwardMaxRow : kColumnMinRow;
-    if (p.cols < kColumnMinRow || p.cols > most) return Score::reject();
+    if (p.cols < kColumnMinRow || p.cols > column_max_row(p)) return Score::reject();
     // the row tiers' class (key 3): above the tile (key[1] 99-100) up to
     // kColumnFirstRow, else between it and the warp tier (at most 16)
     s.key[0] = 3;
