@@ -172,8 +172,8 @@ def draw_where(rng, max_elements):
                 dtype=rng.choice(("f32", "f16", "bf16", "i32")), offset=int(rng.random() < 0.2))
 
 
-DRAW = {"softmax": draw_softmax, "softmax_backward": draw_softmax_backward, "reduce": draw_reduce, "topk": draw_topk, "permute": draw_permute,
-        "expand": draw_expand, "where": draw_where}
+DRAW = {"softmax": draw_softmax, "softmax_backward": draw_softmax_backward, "reduce": draw_reduce,
+        "topk": draw_topk, "permute": draw_permute, "expand": draw_expand, "where": draw_where}
 
 
 def draw(family: str, seed: int, count: int, max_elements: int) -> list:

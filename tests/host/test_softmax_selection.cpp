@@ -662,8 +662,7 @@ TEST_CASE("forward rows of 2-4 a thread a row; of 5-6 where the tile does not fi
         CHECK(pick_row(d, rows, 4, off, true).tier != SoftmaxTier::column);
       }
     if (elem(d) == 2) CHECK(pick_row(d, 2000000, 3, 0, true).cols_per_thread == 4);
-    for (uintptr_t off : {uintptr_t{0}, uintptr_t(elem(d))})
-    {
+    for (uintptr_t off : {uintptr_t{0}, uintptr_t(elem(d))}) {
       CHECK(pick_row(d, 4000000, 3, off, true).tier != SoftmaxTier::column);
       CHECK((pick_row(d, 8000000, 2, off, true).tier == SoftmaxTier::column) == (elem(d) == 2));
     }
@@ -686,9 +685,10 @@ TEST_CASE("backward rows no 16-byte pack covers: the tile, float32's past 32 val
     const bool half = elem(d) == 2;
     // the tile for float32 rows of 9-32 and the half types' rows up to 20
     // (H100, bench/variants.py; bench/NOTES.md tile v5)
-    for (int64_t cols : {9, 17, 23, 31}) CHECK((pick_bwd(d, 2000000, cols, 0).tier == SoftmaxBackwardTier::tile) ==
-                                             (!half || cols < 21));
-    for (int64_t cols : {3, 7}) CHECK((pick_bwd(d, 500000, cols, 0).tier == SoftmaxBackwardTier::tile) == (half && cols > 3));
+    for (int64_t cols : {9, 17, 23, 31})
+      CHECK((pick_bwd(d, 2000000, cols, 0).tier == SoftmaxBackwardTier::tile) == (!half || cols < 21));
+    for (int64_t cols : {3, 7})
+      CHECK((pick_bwd(d, 500000, cols, 0).tier == SoftmaxBackwardTier::tile) == (half && cols > 3));
     // in tensors past 16 MB the tile keeps float32's short rows
     CHECK(pick_bwd(d, 8000000, 5, 0).tier == SoftmaxBackwardTier::tile);
     // float32 rows of 33-64 and of 2-8: the warp tier; the half types'
@@ -740,7 +740,10 @@ TEST_CASE("backward with dx apart from y: half-type spans and blocks, float32 as
     // (H100, bench/NOTES.md tile v5); float32 rows of 33-64 the warp tier
     for (int64_t cols : {23, 31, 52}) {
       const SoftmaxBackwardParams q = pick_apart(d, 1000000, cols, true);
-      CHECK(q.tier == (half ? SoftmaxBackwardTier::span : cols > 32 ? SoftmaxBackwardTier::warp : SoftmaxBackwardTier::tile));
+      const SoftmaxBackwardTier want = half        ? SoftmaxBackwardTier::span
+                                       : cols > 32 ? SoftmaxBackwardTier::warp
+                                                   : SoftmaxBackwardTier::tile;
+      CHECK(q.tier == want);
       CHECK(pick_apart(d, 1000000, cols, false).tier == q.tier);
       if (half) CHECK(q.group_width == 4);
     }
