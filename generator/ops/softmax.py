@@ -375,7 +375,9 @@ def split_tier():
 # CTA's slice of a row in registers (2-8 16-byte packs a thread), the row's
 # (max, sum) partials exchanged through the workspace across a grid-wide
 # barrier; forward only, not float64.
-GRID_PACKS = (2, 4, 8)
+# 16 and 32 packs: 8 in registers, the rest in shared memory (rows::Held),
+# so that 1-8 rows of up to 8M float32 values fit the GPU at once.
+GRID_PACKS = (2, 4, 8, 16, 32)
 GRID_BLOCKS = (256, 512)
 
 

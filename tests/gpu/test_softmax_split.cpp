@@ -207,7 +207,8 @@ TEST_CASE("split softmax_backward variants at every alignment and in place", "[s
 
 TEST_CASE("few long rows select the split tier; results are the same bits on every run", "[softmax][split]") {
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_BFLOAT16}) {
-    const int64_t rows = 2, cols = (int64_t{1} << 22) + 5;  // past what a cluster or the grid tier holds
+    // past what a cluster or the grid tier holds (34.6 MB on 132 SMs)
+    const int64_t rows = 2, cols = (d == KGEN_FLOAT32 ? int64_t{1} << 23 : int64_t{1} << 24) + 5;
     HostTensor x = random_tensor(d, static_cast<size_t>(rows * cols));
     DeviceBuffer dx(x.bytes.size() + 64), dy(x.bytes.size() + 64);
     check_selected_repeatable(d, rows, cols, Tier::split, x, dx, dy);
@@ -306,7 +307,7 @@ TEST_CASE("the caller's workspace for the split tier: sized, used, checked", "[s
 }
 
 TEST_CASE("the split tier in a CUDA graph (its workspace allocated in the graph)", "[softmax][split][graph]") {
-  const int64_t rows = 2, cols = 3000001;
+  const int64_t rows = 2, cols = 5000001;  // past the grid tier's 34.6 MB
   HostTensor x = random_tensor(KGEN_FLOAT32, rows * cols);
   const std::vector<double> want = softmax_reference(values(x), rows, cols, 1, false);
   DeviceBuffer dx(x.bytes.size()), dy(x.bytes.size());

@@ -128,12 +128,18 @@ TEST_CASE("longer rows go to a block, then a cluster, then the uncached tier", "
   CHECK(pick(KGEN_FLOAT32, h100().sm_count / 16 + 1, 1 << 20).p.tier == SoftmaxTier::cluster);
   // fewer rows, or rows past 1M (at most half as many rows as SMs): each
   // row over many CTAs
-  CHECK(pick(KGEN_FLOAT32, h100().sm_count / 16, 1 << 20).p.tier == SoftmaxTier::split);
+  CHECK(pick(KGEN_FLOAT32, h100().sm_count / 16, 1 << 20).p.tier == SoftmaxTier::grid);
+  CHECK(pick(KGEN_FLOAT32, h100().sm_count / 16, 1 << 21).p.tier == SoftmaxTier::split);
   // ... but where the whole tensor fits the grid tier (every SM's
   // registers), in one launch that reads x once
   CHECK(pick(KGEN_FLOAT16, 1, 3000001, 2, 2).p.tier == SoftmaxTier::grid);
   CHECK(pick(KGEN_FLOAT32, 2, 1 << 20).p.tier == SoftmaxTier::grid);
-  CHECK(pick(KGEN_FLOAT32, 2, 3000001).p.tier == SoftmaxTier::split);
+  // with packs past 8 a thread in shared memory: 34.6 MB on 132 SMs
+  CHECK(pick(KGEN_FLOAT32, 2, 3000001).p.tier == SoftmaxTier::grid);
+  CHECK(pick(KGEN_FLOAT32, 1, 8000001).p.tier == SoftmaxTier::grid);
+  CHECK(pick(KGEN_FLOAT32, 2, 5000001).p.tier == SoftmaxTier::split);
+  CHECK(pick(KGEN_BFLOAT16, 2, 8000001).p.tier == SoftmaxTier::grid);
+  CHECK(pick(KGEN_BFLOAT16, 2, 9000001).p.tier == SoftmaxTier::split);
   CHECK(pick(KGEN_FLOAT32, h100().sm_count / 2, (1 << 20) + 8).p.tier == SoftmaxTier::split);
   CHECK(pick(KGEN_FLOAT32, h100().sm_count / 2 + 1, (1 << 20) + 8).p.tier == SoftmaxTier::uncached);
   CHECK(pick(KGEN_FLOAT32, 100, (1 << 19) - 3, 4).p.tier == SoftmaxTier::cluster);

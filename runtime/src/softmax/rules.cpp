@@ -114,6 +114,13 @@ bool grid_supports(const Params& q, const Problem& p) {
   if (p.rows > resident) return false;
   const int64_t parts = grid_parts(p, q.block_size);
   const int64_t body = p.cols / q.pack_size + 1;  // body packs at most (any alignment)
+  // packs past kSliceRegPacks a thread in shared memory, every CTA an SM
+  // takes resident at once
+  const int64_t held = int64_t{16} * q.block_size * std::max<int64_t>(0, q.cols_per_thread / q.pack_size - kSliceRegPacks);
+  const int64_t per_sm = grid_ctas_per_sm(q.block_size) * (held + kSliceSmemReserve);
+  if (held + kSliceSmemReserve > static_cast<int64_t>(p.device->smem_per_block_optin) ||
+      per_sm > static_cast<int64_t>(p.device->smem_per_sm))
+    return false;
   return (body + parts - 1) / parts <= int64_t{q.block_size} * (q.cols_per_thread / q.pack_size);
 }
 

@@ -918,30 +918,39 @@ cudaError_t launch_split(const void* problem, cudaStream_t stream) {
 // --------------------------------------------------------------- grid tier
 // A few rows over every SM in one launch: each row cut into `parts` slices
 // (row_slice.cuh's layout, CTA `rank` of `parts`), a CTA each, V packs a
-// thread in registers; each CTA leaves its (max, sum) in the workspace,
-// the grid waits at one barrier (a cooperative launch: every CTA resident),
-// then every CTA folds its row's partials in the same order (the same bits
-// in every CTA and on every run) and writes y from its registers.  x is
-// read once, where the split tier reads it twice in two launches and a
-// cluster holds a row on at most 16 SMs.
+// thread: up to rows::kSliceRegPacks in registers, the rest in dynamic
+// shared memory (rows::Held, copied there by cp.async as the register packs
+// load), so that the GPU's registers and shared memory together hold the
+// tensor (34.6 MB on 132 SMs at 32 packs a thread); each CTA leaves its
+// (max, sum) in the workspace, the grid waits at one barrier (a cooperative
+// launch: every CTA resident), then every CTA folds its row's partials in
+// the same order (the same bits in every CTA and on every run) and writes y
+// from its registers and shared memory.  x is read once, where the split
+// tier reads it twice in two launches and a cluster holds a row on at most
+// 16 SMs.
 template <class T, int V, int B, bool LOG>
 __global__ void __launch_bounds__(B, kgen::softmax::kGridCtasPerSm<B>)
     grid_kernel(const T* x, T* y, int64_t cols, int parts, Online<compute_t<T>>* partial) {
   using Cm = compute_t<T>;
   constexpr int P = rows::kVec<T>;
+  constexpr int R = V < rows::kSliceRegPacks ? V : rows::kSliceRegPacks;  // in registers
   const int64_t row = blockIdx.x / parts;
   const T* xr = x + row * cols;
   T* yr = y + row * cols;
   const rows::Slice s = rows::slice_of<T, B>(xr, cols, static_cast<int>(blockIdx.x % parts), parts);
-  rows::Raw v[V];
+  const rows::Held<V - R, B> held;
+  held.load(s, R, xr);
+  rows::Raw v[R];
 #pragma unroll
-  for (int i = 0; i < V; ++i)
+  for (int i = 0; i < R; ++i)
     v[i] = s.has<B>(i) ? rows::load_raw(xr + s.col<B>(i, P), true) : rows::raw_fill(rows::raw_neg_inf<T>());
   rows::landed(v, cols < 0);
   const Cm e = s.edge >= 0 ? to_compute(xr[s.edge]) : neg_inf<Cm>();
   Online<Cm> st = online_start(e);
 #pragma unroll
-  for (int i = 0; i < V; ++i) online_add_pack<T>(st, v[i]);
+  for (int i = 0; i < R; ++i) online_add_pack<T>(st, v[i]);
+  held.wait();
+  held.for_each(s, R, [&](const rows::Raw& h, int) { online_add_pack<T>(st, h); });
   rows::keep_raw(v);
   st = block_all_reduce_online<B>(st);
   if (threadIdx.x == 0) {
@@ -962,36 +971,45 @@ __global__ void __launch_bounds__(B, kgen::softmax::kGridCtasPerSm<B>)
   rows::after(v, st.s < Cm(0));
   const Cm ls = row_scale<T, LOG>(st.s);
   const bool vec_y = rows::congruent(x, y);
+  const auto out = [&](const rows::Raw& pk, int i) {
+    Cm o[P];
 #pragma unroll
-  for (int i = 0; i < V; ++i)
-    if (s.has<B>(i)) {
-      Cm o[P];
+    for (int j = 0; j < P; ++j) o[j] = softmax_of<LOG>(rows::value<T>(pk, j), st.m, ls);
+    rows::store_values(yr + s.col<B>(i, P), o, vec_y);
+  };
 #pragma unroll
-      for (int j = 0; j < P; ++j) o[j] = softmax_of<LOG>(rows::value<T>(v[i], j), st.m, ls);
-      rows::store_values(yr + s.col<B>(i, P), o, vec_y);
-    }
+  for (int i = 0; i < R; ++i)
+    if (s.has<B>(i)) out(v[i], i);
+  held.for_each(s, R, out);
   if (s.edge >= 0) yr[s.edge] = from_compute<T>(softmax_of<LOG>(e, st.m, ls));
 }
 
 // rows x parts CTAs (grid_parts: at most kGridCtasPerSm<B> an SM), launched
-// cooperatively so that all are resident at once; the workspace holds a
-// partial a CTA.
-template <class T, int V, int B>
-cudaError_t launch_grid(const void* problem, cudaStream_t stream) {
-  const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
+// cooperatively so that all are resident at once, each with the shared
+// memory of its held packs; the workspace holds a partial a CTA.
+template <class T, int V, int B, bool LOG>
+cudaError_t launch_grid_kernel(const kgen::softmax::Problem& p, cudaStream_t stream) {
+  constexpr auto kernel = grid_kernel<T, V, B, LOG>;
+  const size_t smem = rows::held_bytes<V, B>();
+  if (smem > 48 * 1024) {
+    const cudaError_t err = allow_max_smem<kernel>(*p.device);
+    if (err != cudaSuccess) return err;
+  }
   const int parts = static_cast<int>(kgen::softmax::grid_parts(p, B));
-  const T* x = static_cast<const T*>(p.x);
-  T* y = static_cast<T*>(p.y);
-  auto* partial = static_cast<Online<compute_t<T>>*>(p.workspace);
-  const int64_t cols = p.cols;
   const dim3 grid(static_cast<unsigned>(p.rows * parts));
   cudaLaunchAttribute attr = {};
   attr.id = cudaLaunchAttributeCooperative;
   attr.val.cooperative = 1;
-  const cudaError_t err =
-      p.log ? launch_with(attr, true, grid_kernel<T, V, B, true>, grid, B, 0, stream, x, y, cols, parts, partial)
-            : launch_with(attr, true, grid_kernel<T, V, B, false>, grid, B, 0, stream, x, y, cols, parts, partial);
+  const cudaError_t err = launch_with(attr, true, kernel, grid, B, smem, stream, static_cast<const T*>(p.x),
+                                      static_cast<T*>(p.y), p.cols, parts,
+                                      static_cast<Online<compute_t<T>>*>(p.workspace));
   return err != cudaSuccess ? err : cudaGetLastError();
+}
+
+template <class T, int V, int B>
+cudaError_t launch_grid(const void* problem, cudaStream_t stream) {
+  const auto& p = *static_cast<const kgen::softmax::Problem*>(problem);
+  return p.log ? launch_grid_kernel<T, V, B, true>(p, stream) : launch_grid_kernel<T, V, B, false>(p, stream);
 }
 
 // The tile kernel of each mode, for tiles::launch.
