@@ -898,6 +898,17 @@ TEST_CASE("float32 strided tiles take warp segments of 64 bytes or more", "[sele
   }
 }
 
+TEST_CASE("the backward's 32-lane pack-1 strided tile reaches an axis of 256", "[selection][default-set]") {
+  // H200, bench/variants.py: bfloat16 (1, 256, 254950) backward in 8 lanes
+  // x 32 values 404.8 us (0.51x torch), in 32 lanes x 16 values 254.4
+  kgen::DeviceInfo dev = h100();
+  for (kgen_dtype_t d : {KGEN_BFLOAT16, KGEN_FLOAT16}) {
+    const SoftmaxParams p = pick_dim({d, 1, 256, 254950, 0}, true, dev);
+    CHECK(p.tier == SoftmaxTier::strided);
+    CHECK(p.col_lanes * p.pack_size == 32);
+  }
+}
+
 TEST_CASE("a short axis over a wide inner takes a warp across 32 columns or the generic variant",
           "[selection][default-set]") {
   kgen::DeviceInfo dev = h100();
