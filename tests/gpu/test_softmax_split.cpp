@@ -215,7 +215,7 @@ TEST_CASE("few long rows select the split tier; results are the same bits on eve
   }
 }
 
-TEST_CASE("many odd rows past the clusters select the split tier, unless it would store half types apart",
+TEST_CASE("many odd rows past the clusters select the split tier, dx apart from y too, but not dy apart",
           "[softmax_backward][split][selection]") {
   // the half types' log backward past 65536 leaves clusters; an odd row is
   // the split's (16-byte packs), not the uncached tier's (single elements)
@@ -237,15 +237,24 @@ TEST_CASE("many odd rows past the clusters select the split tier, unless it woul
     poison(gx.ptr, gx.bytes);
     KGEN_REQUIRE(kgen_softmax_backward_dim(1, d, rows, cols, 1, y.ptr, g.ptr, gx.ptr, nullptr));
     CHECK(download(gx, d, n).bytes == grad.bytes);
-    // y and dy one element in, dx at the start of its buffer: the split
-    // would store dx an element at a time; the uncached tier keeps it
+    // y and dy one element in, dx at the start of its buffer: the split's
+    // shifted stores
     upload(y, bc.y, e);
     upload(g, bc.dy, e);
     KGEN_REQUIRE(kgen_softmax_backward_selected(1, d, rows, cols, 1, y.at(e), g.at(e), gx.ptr, &name));
     INFO(name);
-    CHECK(find_facts(kgen::Family::softmax_backward, name).tier == Tier::uncached);
+    CHECK(find_facts(kgen::Family::softmax_backward, name).tier == Tier::split);
     poison(gx.ptr, gx.bytes);
     KGEN_REQUIRE(kgen_softmax_backward_dim(1, d, rows, cols, 1, y.at(e), g.at(e), gx.ptr, nullptr));
+    check_matches(download(gx, d, n), bc.want, backward_tolerance(d), &bc.slack);
+    // dy apart from y (read an element at a time in the split): the
+    // uncached tier keeps it
+    upload(g, bc.dy, 0);
+    KGEN_REQUIRE(kgen_softmax_backward_selected(1, d, rows, cols, 1, y.at(e), g.ptr, gx.ptr, &name));
+    INFO(name);
+    CHECK(find_facts(kgen::Family::softmax_backward, name).tier == Tier::uncached);
+    poison(gx.ptr, gx.bytes);
+    KGEN_REQUIRE(kgen_softmax_backward_dim(1, d, rows, cols, 1, y.at(e), g.ptr, gx.ptr, nullptr));
     check_matches(download(gx, d, n), bc.want, backward_tolerance(d), &bc.slack);
   }
 }

@@ -116,12 +116,12 @@ TEST_CASE("longer rows go to a block, then a cluster, then the uncached tier", "
     CHECK(pick(d, 1000, (1 << 20) - 5, 6, 6).p.tier == SoftmaxTier::cluster);
     CHECK(pick(d, 1000, (1 << 20) + 8).p.tier == SoftmaxTier::uncached);
     // rows no 16-byte pack covers: the split reads their aligned body in
-    // packs, the uncached tier an element at a time; but with y off x's
-    // offset the split would store half types an element at a time too
+    // packs, the uncached tier an element at a time; with y off x's offset
+    // the split stores shifted packs
     CHECK(pick(d, 200, 3000008).p.tier == SoftmaxTier::uncached);
     CHECK(pick(d, 200, 3000001).p.tier == SoftmaxTier::split);
     CHECK(pick(d, 200, 3000008, elem(d), elem(d)).p.tier == SoftmaxTier::split);
-    CHECK(pick(d, 200, 3000001, elem(d), 0).p.tier == (elem(d) == 2 ? SoftmaxTier::uncached : SoftmaxTier::split));
+    CHECK(pick(d, 200, 3000001, elem(d), 0).p.tier == SoftmaxTier::split);
   }
   // while a cluster a row gives every SM a CTA (9 rows and more)
   CHECK(pick(KGEN_FLOAT32, 60, 1 << 20).p.tier == SoftmaxTier::cluster);
@@ -759,6 +759,9 @@ TEST_CASE("backward with dx apart from y: half-type spans and blocks, float32 as
     CHECK((pick_apart(d, 500000, 5, false).tier == SoftmaxBackwardTier::tile) == half);
     for (int64_t cols : {2048, 8192})
       CHECK(pick_apart(d, 20000, cols, true).tier == SoftmaxBackwardTier::block);
+    // odd rows past the clusters: the split, dx apart too (its shifted
+    // stores, split v6)
+    for (bool apart : {true, false}) CHECK(pick_apart(d, 200, 1000003, apart).tier == SoftmaxBackwardTier::split);
   }
 }
 

@@ -404,20 +404,22 @@ Score slice_heuristic(const Params& q, const Problem& p) {
 // A row no 16-byte pack covers (odd, or x, y or dy off 16 bytes) that
 // reaches the uncached tier (no block or cluster holds it): that tier runs
 // it at pack 1, the split reads the aligned body in 16-byte packs.  So the
-// split ranks above it at any number of rows, unless it would store a half
-// type an element at a time (y, or dx, off x's offset modulo 16 bytes).
+// split ranks above it at any number of rows, unless it would read a half
+// type's dy an element at a time (dy off y's offset modulo 16 bytes).
 // H200, bench/variants.py (bench/NOTES.md split v5), us at pack 1 against
 // the split: 3x61x2x79595 bfloat16 log backward 104.6 against 68.4 (torch
 // 67.0); 100x2000003 bfloat16 814.7 against 379.3; float32 80x1500001 log,
 // x one element in, 811.1 against 490.4; 16x9x292095 float32 log backward,
 // y and dy one element in, 302.5 against 198.3.  But y and dy one element
 // in, dx fresh: 200x1000003 bfloat16 backward 809.8 against 1333.9,
-// 1000x65537 float16 log backward 208.6 against 387.5.
+// 1000x65537 float16 log backward 208.6 against 387.5, when the split
+// stored dx an element at a time; its stores are now shifted 16-byte packs
+// (split v6: y or dx off the input's offset).
 constexpr int64_t kSplitNarrowInnerBytes = 32;
 bool narrow_inner(const Problem& p) { return p.inner > 1 && p.inner * dtype_size(p.dtype) < kSplitNarrowInnerBytes; }
 bool row_split_beats_uncached(const Problem& p) {
   if (p.inner != 1 || pack_covers(p, 16)) return false;
-  return dtype_size(p.dtype) >= 4 || (congruent_xy(p) && (!p.dy || rows_congruent(p.x, p.dy)));
+  return dtype_size(p.dtype) >= 4 || !p.dy || rows_congruent(p.x, p.dy);
 }
 constexpr int64_t kSplitLeastStridedParts = 16;
 constexpr int64_t kSplitSerialMerges = 16;

@@ -211,10 +211,13 @@ struct GroupSpan {
 };
 
 // Streams this thread's packs k = t, t + B, ... < count of a slice, U
-// loads in flight: load(k) for U packs, then use(item, k) for each, from the
-// first round to the last or (REVERSE) from the last to the first.
+// loads in flight: load(k) for U packs, then use(item, k, has) in every
+// lane for each, from the first round to the last or (REVERSE) from the
+// last to the first; has: whether pack k is the slice's (item is loaded
+// only where it is).  Every lane of a warp takes the same rounds, so that
+// use may exchange packs across lanes (rows::shift_next).
 template <int B, int U, bool REVERSE, class Load, class Use>
-__device__ __forceinline__ void stream_packs(int64_t count, Load load, Use use) {
+__device__ __forceinline__ void stream_packs_all(int64_t count, Load load, Use use) {
   using Item = decltype(load(int64_t{0}));
   constexpr int64_t kRound = int64_t{B} * U;
   const int64_t rounds = (count + kRound - 1) / kRound;
@@ -225,9 +228,16 @@ __device__ __forceinline__ void stream_packs(int64_t count, Load load, Use use) 
     for (int u = 0; u < U; ++u)
       if (base + u * B < count) item[u] = load(base + u * B);
 #pragma unroll
-    for (int u = 0; u < U; ++u)
-      if (base + u * B < count) use(item[u], base + u * B);
+    for (int u = 0; u < U; ++u) use(item[u], base + u * B, base + u * B < count);
   }
+}
+
+// The same, use(item, k) only for the slice's packs.
+template <int B, int U, bool REVERSE, class Load, class Use>
+__device__ __forceinline__ void stream_packs(int64_t count, Load load, Use use) {
+  stream_packs_all<B, U, REVERSE>(count, load, [&](const auto& item, int64_t k, bool has) {
+    if (has) use(item, k);
+  });
 }
 
 // A thread's packs R, R + 1, ... (S of them) of a slice in dynamic shared

@@ -480,8 +480,10 @@ __global__ void __launch_bounds__(B, kSplitMinBlocks<T, B>)
   if (threadIdx.x == 0) partial[blockIdx.x] = st;
 }
 
-template <class T, int B, int U, bool LOG>
-__global__ void __launch_bounds__(B, kSplitMinBlocks<T, B>)
+// SHIFT (the half types, y off x's 16-byte boundaries): y's packs from the
+// inputs shifted across neighbouring lanes, as the slice kernel's SHIFT.
+template <class T, int B, int U, bool LOG, bool SHIFT>
+__global__ void __launch_bounds__(B, kSplitShiftMinBlocks<T, B, SHIFT>)
     split_apply_kernel(const T* x, T* y, int64_t cols, int64_t parts, const Online<compute_t<T>>* partial) {
   using Cm = compute_t<T>;
   constexpr int P = rows::kVec<T>;
@@ -493,15 +495,30 @@ __global__ void __launch_bounds__(B, kSplitMinBlocks<T, B>)
   const T* xr = x + row * cols;
   T* yr = y + row * cols;
   const rows::Slice s = rows::slice_of<T, B>(xr, cols, static_cast<int>(cta % parts), parts);
-  const bool vec_y = rows::congruent(x, y);
-  rows::stream_packs<B, U, true>(
-      s.count, [&](int64_t k) { return rows::load_raw(xr + s.at(k, P), true); },
-      [&](const rows::Raw& v, int64_t k) {
-        Cm o[P];
+  const auto load = [&](int64_t k) { return rows::load_raw(xr + s.at(k, P), true); };
+  if constexpr (!SHIFT) {
+    const bool vec_y = rows::congruent(x, y);
+    rows::stream_packs<B, U, true>(s.count, load, [&](const rows::Raw& v, int64_t k) {
+      Cm o[P];
 #pragma unroll
-        for (int j = 0; j < P; ++j) o[j] = softmax_of<LOG>(rows::value<T>(v, j), st.m, ls);
-        rows::store_values(yr + s.at(k, P), o, vec_y);
-      });
+      for (int j = 0; j < P; ++j) o[j] = softmax_of<LOG>(rows::value<T>(v, j), st.m, ls);
+      rows::store_values(yr + s.at(k, P), o, vec_y);
+    });
+  } else {
+    const auto y_of = [&](const rows::Raw& r) {
+      Cm o[P];
+#pragma unroll
+      for (int j = 0; j < P; ++j) o[j] = softmax_of<LOG>(rows::value<T>(r, j), st.m, ls);
+      return rows::raw_of<T>(o);
+    };
+    const int lead = rows::store_lead(x, y);
+    rows::stream_packs_all<B, U, true>(s.count, load, [&](const rows::Raw& v, int64_t k, bool has) {
+      const bool next = k + 1 < s.count;
+      const rows::Raw sh = rows::shift_next<T>(v, has, next, xr + s.at(k, P) + P, lead);
+      if (!has) return;
+      rows::store_shifted(yr + s.at(k, P), k, next, lead, [&] { return y_of(sh); }, [&] { return y_of(v); });
+    });
+  }
   if (s.edge >= 0) yr[s.edge] = from_compute<T>(softmax_of<LOG>(to_compute(xr[s.edge]), st.m, ls));
 }
 
@@ -885,6 +902,17 @@ cudaError_t launch_slice(const void* problem, cudaStream_t stream) {
   return launch_slice_kernel<T, V, B, K, false>(p, x, y, stream);
 }
 
+template <class T, int B, bool SHIFT>
+cudaError_t launch_split_apply(const kgen::softmax::Problem& p, const T* x, T* y, int64_t parts,
+                               const Online<compute_t<T>>* partial, cudaStream_t stream) {
+  const unsigned grid = static_cast<unsigned>(p.rows * parts);
+  if (p.log)
+    split_apply_kernel<T, B, kSplitLoads, true, SHIFT><<<grid, B, 0, stream>>>(x, y, p.cols, parts, partial);
+  else
+    split_apply_kernel<T, B, kSplitLoads, false, SHIFT><<<grid, B, 0, stream>>>(x, y, p.cols, parts, partial);
+  return cudaGetLastError();
+}
+
 // Two kernels, rows x parts CTAs each (split_parts); the workspace holds
 // their (max, sum) partials, one a CTA (and inner position).
 template <class T, int B>
@@ -908,11 +936,9 @@ cudaError_t launch_split(const void* problem, cudaStream_t stream) {
   split_partial_kernel<T, B, kSplitLoads><<<grid, B, 0, stream>>>(x, p.cols, parts, partial);
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) return err;
-  if (p.log)
-    split_apply_kernel<T, B, kSplitLoads, true><<<grid, B, 0, stream>>>(x, y, p.cols, parts, partial);
-  else
-    split_apply_kernel<T, B, kSplitLoads, false><<<grid, B, 0, stream>>>(x, y, p.cols, parts, partial);
-  return cudaGetLastError();
+  if constexpr (sizeof(T) == 2)
+    if (!rows::congruent(x, y)) return launch_split_apply<T, B, true>(p, x, y, parts, partial, stream);
+  return launch_split_apply<T, B, false>(p, x, y, parts, partial, stream);
 }
 
 // --------------------------------------------------------------- grid tier

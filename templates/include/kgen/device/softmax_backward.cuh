@@ -24,6 +24,7 @@ using softmax::lane_group_grid;
 using softmax::kBatchPacks;
 using softmax::kMinBlocks;
 using softmax::kSplitMinBlocks;
+using softmax::kSplitShiftMinBlocks;
 using softmax::LaneGroups;
 
 using softmax::grad;
@@ -367,8 +368,10 @@ __global__ void __launch_bounds__(B, kSplitMinBlocks<T, B>)
   if (threadIdx.x == 0) partial[blockIdx.x] = sum;
 }
 
-template <class T, int B, int U, bool LOG>
-__global__ void __launch_bounds__(B, kSplitMinBlocks<T, B>)
+// SHIFT (the half types, dx off y's 16-byte boundaries): dx's packs from
+// the inputs shifted across neighbouring lanes, as the slice kernel's.
+template <class T, int B, int U, bool LOG, bool SHIFT>
+__global__ void __launch_bounds__(B, kSplitShiftMinBlocks<T, B, SHIFT>)
     split_apply_kernel(const T* y, const T* dy, T* dx, int64_t cols, int64_t parts, const compute_t<T>* partial) {
   using Cm = compute_t<T>;
   constexpr int P = rows::kVec<T>;
@@ -378,18 +381,34 @@ __global__ void __launch_bounds__(B, kSplitMinBlocks<T, B>)
   sum = block_all_reduce<B>(sum, SumOp(), Cm(0));
   const rows::Slice s = rows::slice_of<T, B>(y + off, cols, static_cast<int>(cta % parts), parts);
   const bool vec_dy = rows::congruent(y, dy), vec_dx = rows::congruent(y, dx);
-  rows::stream_packs<B, U, true>(
-      s.count,
-      [&](int64_t k) {
-        const int64_t at = off + s.at(k, P);
-        return RawPair{rows::load_raw(y + at, true), rows::load_raw(dy + at, vec_dy)};
-      },
-      [&](const RawPair& v, int64_t k) {
-        Cm o[P];
+  const auto load = [&](int64_t k) {
+    const int64_t at = off + s.at(k, P);
+    return RawPair{rows::load_raw(y + at, true), rows::load_raw(dy + at, vec_dy)};
+  };
+  if constexpr (!SHIFT) {
+    rows::stream_packs<B, U, true>(s.count, load, [&](const RawPair& v, int64_t k) {
+      Cm o[P];
 #pragma unroll
-        for (int j = 0; j < P; ++j) o[j] = grad<LOG>(rows::value<T>(v.y, j), rows::value<T>(v.dy, j), sum);
-        rows::store_values(dx + off + s.at(k, P), o, vec_dx);
-      });
+      for (int j = 0; j < P; ++j) o[j] = grad<LOG>(rows::value<T>(v.y, j), rows::value<T>(v.dy, j), sum);
+      rows::store_values(dx + off + s.at(k, P), o, vec_dx);
+    });
+  } else {
+    const auto dx_of = [&](const rows::Raw& yp, const rows::Raw& gp) {
+      Cm o[P];
+#pragma unroll
+      for (int j = 0; j < P; ++j) o[j] = grad<LOG>(rows::value<T>(yp, j), rows::value<T>(gp, j), sum);
+      return rows::raw_of<T>(o);
+    };
+    const int lead = rows::store_lead(y, dx);
+    rows::stream_packs_all<B, U, true>(s.count, load, [&](const RawPair& v, int64_t k, bool has) {
+      const bool next = k + 1 < s.count;
+      const int64_t at = off + s.at(k, P);
+      const rows::Raw sy = rows::shift_next<T>(v.y, has, next, y + at + P, lead);
+      const rows::Raw sg = rows::shift_next<T>(v.dy, has, next, dy + at + P, lead, vec_dy);
+      if (!has) return;
+      rows::store_shifted(dx + at, k, next, lead, [&] { return dx_of(sy, sg); }, [&] { return dx_of(v.y, v.dy); });
+    });
+  }
   if (s.edge >= 0)
     dx[off + s.edge] = from_compute<T>(grad<LOG>(to_compute(y[off + s.edge]), to_compute(dy[off + s.edge]), sum));
 }
@@ -619,7 +638,13 @@ cudaError_t launch_split_as(const kgen::softmax::Problem& p, cudaStream_t stream
   split_partial_kernel<T, B, U, LOG><<<grid, B, 0, stream>>>(y, dy, p.cols, parts, partial);
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) return err;
-  split_apply_kernel<T, B, U, LOG><<<grid, B, 0, stream>>>(y, dy, static_cast<T*>(p.y), p.cols, parts, partial);
+  T* dx = static_cast<T*>(p.y);
+  if constexpr (sizeof(T) == 2)
+    if (!rows::congruent(y, dx)) {
+      split_apply_kernel<T, B, U, LOG, true><<<grid, B, 0, stream>>>(y, dy, dx, p.cols, parts, partial);
+      return cudaGetLastError();
+    }
+  split_apply_kernel<T, B, U, LOG, false><<<grid, B, 0, stream>>>(y, dy, dx, p.cols, parts, partial);
   return cudaGetLastError();
 }
 template <class T, int B>

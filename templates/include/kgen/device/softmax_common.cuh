@@ -39,6 +39,12 @@ constexpr int kMinBlocks = kThreadsPerSm / BLOCK < 1 ? 1 : kThreadsPerSm / BLOCK
 // online update took 112-176 bytes of spills under 32 registers (sm_90).
 template <class T, int BLOCK>
 constexpr int kSplitMinBlocks = sizeof(T) == 8 && kMinBlocks<BLOCK> > 1 ? kMinBlocks<BLOCK> / 2 : kMinBlocks<BLOCK>;
+// The shifted stores' kernels (the half types' output off the input's
+// 16-byte boundaries) at half residency: under 32 registers the forward
+// spilled 12 bytes and the backward 152 (sm_90, 512 threads).
+template <class T, int BLOCK, bool SHIFT>
+constexpr int kSplitShiftMinBlocks = SHIFT && kSplitMinBlocks<T, BLOCK> > 1 ? kSplitMinBlocks<T, BLOCK> / 2
+                                                                           : kSplitMinBlocks<T, BLOCK>;
 
 // Where the rows of a warp-tier kernel's lane groups lie: groups of G lanes
 // own R rows each, 32 / G rows apart (row r of group g is base + r x 32 / G
