@@ -404,8 +404,9 @@ Score slice_heuristic(const Params& q, const Problem& p) {
 // A row no 16-byte pack covers (odd, or x, y or dy off 16 bytes) that
 // reaches the uncached tier (no block or cluster holds it): that tier runs
 // it at pack 1, the split reads the aligned body in 16-byte packs.  So the
-// split ranks above it at any number of rows, unless it would read a half
-// type's dy an element at a time (dy off y's offset modulo 16 bytes).
+// split ranks above it at any number of rows, unless a half type's dy lies
+// off y's offset modulo 16 bytes (the split would read it an element at a
+// time; not measured there, so it keeps the uncached tier).
 // H200, bench/variants.py (bench/NOTES.md split v5), us at pack 1 against
 // the split: 3x61x2x79595 bfloat16 log backward 104.6 against 68.4 (torch
 // 67.0); 100x2000003 bfloat16 814.7 against 379.3; float32 80x1500001 log,

@@ -362,6 +362,15 @@ __device__ __forceinline__ C softmax_of(C v, C mx, C ls) {
   return LOG ? d - ls : kexp(d) * ls;
 }
 
+// A pack's outputs as raw words, for the 16-byte stores.
+template <class T, bool LOG>
+__device__ __forceinline__ rows::Raw softmax_pack(const rows::Raw& r, compute_t<T> mx, compute_t<T> ls) {
+  compute_t<T> o[rows::kVec<T>];
+#pragma unroll
+  for (int j = 0; j < rows::kVec<T>; ++j) o[j] = softmax_of<LOG>(rows::value<T>(r, j), mx, ls);
+  return rows::raw_of<T>(o);
+}
+
 // A row in the registers of K CTAs (row_slice.cuh): x read once in 16-byte
 // packs at any length and alignment, each thread's running (max, sum of
 // exp) over its packs, one all-reduce of the pairs across the cluster, then
@@ -411,12 +420,7 @@ __global__ void __launch_bounds__(B, rows::kSliceMinBlocks<B>) slice_kernel(cons
   // rows of 131072 in clusters of 16 x 128: 2.6M local-memory requests)
   rows::after(v, st.s < Cm(0));
   const Cm ls = row_scale<T, LOG>(st.s);
-  const auto y_of = [&](const rows::Raw& r) {
-    Cm o[P];
-#pragma unroll
-    for (int j = 0; j < P; ++j) o[j] = softmax_of<LOG>(rows::value<T>(r, j), st.m, ls);
-    return rows::raw_of<T>(o);
-  };
+  const auto y_of = [&](const rows::Raw& r) { return softmax_pack<T, LOG>(r, st.m, ls); };
   if constexpr (!SHIFT) {
     // (float32 and float64 y off x's boundaries: an element a store, which
     // ran as fast as the shifted packs or faster: float32 rows of 1691-32768
@@ -505,12 +509,7 @@ __global__ void __launch_bounds__(B, kSplitShiftMinBlocks<T, B, SHIFT>)
       rows::store_values(yr + s.at(k, P), o, vec_y);
     });
   } else {
-    const auto y_of = [&](const rows::Raw& r) {
-      Cm o[P];
-#pragma unroll
-      for (int j = 0; j < P; ++j) o[j] = softmax_of<LOG>(rows::value<T>(r, j), st.m, ls);
-      return rows::raw_of<T>(o);
-    };
+    const auto y_of = [&](const rows::Raw& r) { return softmax_pack<T, LOG>(r, st.m, ls); };
     const int lead = rows::store_lead(x, y);
     rows::stream_packs_all<B, U, true>(s.count, load, [&](const rows::Raw& v, int64_t k, bool has) {
       const bool next = k + 1 < s.count;

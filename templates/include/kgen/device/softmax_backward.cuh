@@ -30,6 +30,15 @@ using softmax::LaneGroups;
 using softmax::grad;
 using softmax::term;
 
+// A pack's dx from its y and dy as raw words, for the 16-byte stores.
+template <class T, bool LOG>
+__device__ __forceinline__ rows::Raw grad_pack(const rows::Raw& yp, const rows::Raw& gp, compute_t<T> sum) {
+  compute_t<T> o[rows::kVec<T>];
+#pragma unroll
+  for (int j = 0; j < rows::kVec<T>; ++j) o[j] = grad<LOG>(rows::value<T>(yp, j), rows::value<T>(gp, j), sum);
+  return rows::raw_of<T>(o);
+}
+
 // The sum term of each of a lane group's R rows (V values of y and dy a
 // lane, empty slots 0: no term) over its G lanes; the warp and span tiers'
 // counterpart of the forward's group_rows.
@@ -310,12 +319,7 @@ __global__ void __launch_bounds__(B, rows::kSliceMinBlocks<B>) slice_kernel(cons
     // packs' shifts need (the non-log mode spilled 40 bytes at 64 registers
     // with the edge last).
     if (s.edge >= 0) dx[off + s.edge] = from_compute<T>(grad<LOG>(ye, ge, sum));
-    const auto dx_of = [&](const rows::Raw& yp, const rows::Raw& gp) {
-      Cm o[P];
-#pragma unroll
-      for (int j = 0; j < P; ++j) o[j] = grad<LOG>(rows::value<T>(yp, j), rows::value<T>(gp, j), sum);
-      return rows::raw_of<T>(o);
-    };
+    const auto dx_of = [&](const rows::Raw& yp, const rows::Raw& gp) { return grad_pack<T, LOG>(yp, gp, sum); };
     const int lead = rows::store_lead(y, dx);
 #pragma unroll
     for (int i = 0; i < V; ++i) {
@@ -393,12 +397,7 @@ __global__ void __launch_bounds__(B, kSplitShiftMinBlocks<T, B, SHIFT>)
       rows::store_values(dx + off + s.at(k, P), o, vec_dx);
     });
   } else {
-    const auto dx_of = [&](const rows::Raw& yp, const rows::Raw& gp) {
-      Cm o[P];
-#pragma unroll
-      for (int j = 0; j < P; ++j) o[j] = grad<LOG>(rows::value<T>(yp, j), rows::value<T>(gp, j), sum);
-      return rows::raw_of<T>(o);
-    };
+    const auto dx_of = [&](const rows::Raw& yp, const rows::Raw& gp) { return grad_pack<T, LOG>(yp, gp, sum); };
     const int lead = rows::store_lead(y, dx);
     rows::stream_packs_all<B, U, true>(s.count, load, [&](const RawPair& v, int64_t k, bool has) {
       const bool next = k + 1 < s.count;
