@@ -119,7 +119,8 @@ def warp_rows_per_access(group_width, packs, backward):
     """Two rows an access for narrow groups; for full warps too in the
     forward when a lane holds one or two packs a row: its loads are all
     issued before the first use (softmax.cuh), so a second row doubles the
-    bytes in flight.  The backward's rows are loaded one after another."""
+    bytes in flight.  The backward's full warps take one row (and at pack 1
+    two as well: warp_default_backward)."""
     return 2 if group_width < 32 or (not backward and packs <= 2) else 1
 
 
@@ -149,6 +150,12 @@ def warp_default(d, p):
 
 
 def warp_default_backward(d, p):
+    """As the forward's, full warps one row an access; at pack 1 with one
+    or two values a lane two rows as well, the pick for rows that fill a
+    wave (runtime/src/softmax/rules.cpp, the warp tier; bench/NOTES.md
+    warp v5)."""
+    if p["group_width"] == 32 and p["rows_per_access"] == 2:
+        return p["pack_size"] == 1 and p["cols_per_thread"] <= 2 and bool(p["padding"])
     return _warp_default(d, p, backward=True)
 
 

@@ -105,6 +105,29 @@ TEST_CASE("every softmax_backward variant matches the float64 reference over the
   }
 }
 
+TEST_CASE("the backward over an axis of one with inner > 1 runs as rows of one value",
+          "[softmax_backward][entry]") {
+  for (kgen_dtype_t d : kDtypes) {
+    for (const DimCase& c : {oai_case(6, 1, 3), oai_case(1000, 1, 77), oai_case(1, 1, 100003)}) {
+      for (int log = 0; log < 2; ++log) {
+        const Case want = backward_case(d, c.outer, c.axis, c.inner, log);
+        const Buffers b(want);
+        INFO(describe(nullptr, log, d, c));
+        poison(b.dx.ptr, b.dx.bytes, nullptr, kOutsideByte);
+        KGEN_REQUIRE(kgen_softmax_backward_dim(log, d, c.outer, c.axis, c.inner, b.y.ptr, b.dy.ptr,
+                                               b.dx.ptr, nullptr));
+        CUDA_REQUIRE(cudaDeviceSynchronize());
+        check_matches(download(b.dx, d, c.size()), want.want, backward_tolerance(d), &want.slack);
+        const char* name = nullptr;
+        KGEN_REQUIRE(kgen_softmax_backward_selected(log, d, c.outer, c.axis, c.inner, b.y.ptr, b.dy.ptr,
+                                                    b.dx.ptr, &name));
+        INFO(name);
+        CHECK(find_facts(kgen::Family::softmax_backward, name).row());
+      }
+    }
+  }
+}
+
 TEST_CASE("kgen_softmax_backward, kgen_log_softmax_backward and kgen_softmax_backward_dim",
           "[softmax_backward][entry]") {
   for (kgen_dtype_t d : kDtypes) {

@@ -204,6 +204,27 @@ TEST_CASE("the selected variant over a dim can run the problem", "[softmax_dim][
   }
 }
 
+TEST_CASE("an axis of one over inner > 1 runs as rows of one value", "[softmax_dim][selection]") {
+  for (kgen_dtype_t d : kDtypes) {
+    for (const DimCase& c : {oai_case(6, 1, 3), oai_case(1000, 1, 77), oai_case(1, 1, 100003)}) {
+      HostTensor x = random_tensor(d, c.size());
+      x.set(0, NAN);
+      x.set(1, std::numeric_limits<double>::infinity());
+      x.set(2, -std::numeric_limits<double>::infinity());
+      DeviceBuffer dx(x.bytes.size()), dy(x.bytes.size());
+      upload(dx, x, 0);
+      for (int log = 0; log < 2; ++log) {
+        const std::vector<double> want = softmax_reference(values(x), c.outer, c.axis, c.inner, log != 0);
+        run_and_check(nullptr, log != 0, d, c, dx, 0, dy, 0, want);
+        const char* name = nullptr;
+        KGEN_REQUIRE(kgen_softmax_dim_selected(log, d, c.outer, c.axis, c.inner, dx.ptr, dy.ptr, &name));
+        INFO(name << " for " << c.text);
+        CHECK(find_facts(kgen::Family::softmax, name).row());
+      }
+    }
+  }
+}
+
 TEST_CASE("empty problems over a dim launch nothing and touch nothing", "[softmax_dim][empty]") {
   DeviceBuffer y(64);
   poison(y.ptr, 64, nullptr, kOutsideByte);

@@ -675,7 +675,7 @@ TEST_CASE("forward rows of 2-4 a thread a row; of 5-6 where the tile does not fi
   }
 }
 
-TEST_CASE("backward rows no 16-byte pack covers: the tile, float32's past 32 values and the half types' spans past 20 "
+TEST_CASE("backward rows no 16-byte pack covers: the tile, float32's past 16 values and the half types' spans past 20 "
           "in other tiers",
           "[selection][default-set]") {
   const kgen::DeviceInfo dev = h100();
@@ -689,10 +689,18 @@ TEST_CASE("backward rows no 16-byte pack covers: the tile, float32's past 32 val
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16}) {
     INFO(elem(d));
     const bool half = elem(d) == 2;
-    // the tile for float32 rows of 9-32 and the half types' rows up to 20
-    // (H100, bench/variants.py; bench/NOTES.md tile v5)
+    // the tile for float32 rows of 9-16 and the half types' rows up to 20
+    // (H100, bench/variants.py; bench/NOTES.md tile v5, warp v5)
     for (int64_t cols : {9, 17, 23, 31})
-      CHECK((pick_bwd(d, 2000000, cols, 0).tier == SoftmaxBackwardTier::tile) == (!half || cols < 21));
+      CHECK((pick_bwd(d, 2000000, cols, 0).tier == SoftmaxBackwardTier::tile) == (half ? cols < 21 : cols <= 16));
+    // float32 rows of 17-32: full warps, two rows an access where the rows
+    // fill a wave of warps, one under it (warp v5)
+    if (!half)
+      for (int64_t cols : {17, 23, 31}) {
+        const SoftmaxBackwardParams many = pick_bwd(d, 2000000, cols, 0), few = pick_bwd(d, 1000, cols, 0);
+        CHECK((many.tier == SoftmaxBackwardTier::warp && many.group_width == 32 && many.rows_per_access == 2));
+        CHECK((few.tier == SoftmaxBackwardTier::warp && few.group_width == 32 && few.rows_per_access == 1));
+      }
     for (int64_t cols : {3, 7})
       CHECK((pick_bwd(d, 500000, cols, 0).tier == SoftmaxBackwardTier::tile) == (half && cols > 3));
     // in tensors past 16 MB the tile keeps float32's short rows
@@ -743,12 +751,11 @@ TEST_CASE("backward with dx apart from y: half-type spans and blocks, float32 as
     // warp tier 75-76%, H200)
     CHECK(pick_apart(d, 2000000, 77, true).tier == SoftmaxBackwardTier::warp);
     // rows of 21-64: the half types' spans of 4 lanes, dx apart or not
-    // (H100, bench/NOTES.md tile v5); float32 rows of 33-64 the warp tier
+    // (H100, bench/NOTES.md tile v5); float32 rows the warp tier (of 33-64
+    // since tile v5, of 17-32 since warp v5)
     for (int64_t cols : {23, 31, 52}) {
       const SoftmaxBackwardParams q = pick_apart(d, 1000000, cols, true);
-      const SoftmaxBackwardTier want = half        ? SoftmaxBackwardTier::span
-                                       : cols > 32 ? SoftmaxBackwardTier::warp
-                                                   : SoftmaxBackwardTier::tile;
+      const SoftmaxBackwardTier want = half ? SoftmaxBackwardTier::span : SoftmaxBackwardTier::warp;
       CHECK(q.tier == want);
       CHECK(pick_apart(d, 1000000, cols, false).tier == q.tier);
       if (half) CHECK(q.group_width == 4);
@@ -782,7 +789,8 @@ TEST_CASE("short-axis slabs: a thread a column up to an axis of 16, the tile pas
   // forward rows in the tile up to 48 values (float32) and 40 (half
   // types) but from 13 (float32) and 33 (half types) on, where the span
   // tier leads (bench/NOTES.md tile v4, span v1); the backward's float32
-  // rows of 9-32 and half-type rows of 4-20 (tile v5)
+  // rows of 9-16 (9-32 in tile v5, past 16 the warp tier since warp v5)
+  // and half-type rows of 4-20 (tile v5)
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16}) {
     INFO(elem(d));
     const bool half = elem(d) == 2;
@@ -790,7 +798,8 @@ TEST_CASE("short-axis slabs: a thread a column up to an axis of 16, the tile pas
       CHECK(pick_slab(d, 2000000, cols, 1, false).first.tier == SoftmaxTier::tile);
     for (int64_t cols : {int64_t{33}, half ? int64_t{39} : int64_t{47}})
       CHECK(pick_slab(d, 2000000, cols, 1, false).first.tier == SoftmaxTier::span);
-    for (int64_t cols : {11, 19}) CHECK(pick_slab(d, 2000000, cols, 1, true).first.tier == SoftmaxTier::tile);
+    for (int64_t cols : {11, 19})
+      CHECK((pick_slab(d, 2000000, cols, 1, true).first.tier == SoftmaxTier::tile) == (half || cols <= 16));
     for (int64_t cols : {41, 65}) CHECK(pick_slab(d, 2000000, cols, 1, true).first.tier != SoftmaxTier::tile);
   }
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16, KGEN_BFLOAT16}) {

@@ -531,7 +531,8 @@ Score grid_heuristic(const Params& q, const Problem& p) {
 //    against 14.3, 400000x6 12.4 against 14.8), rows of 9-32 as fast or
 //    faster in the tile (600000x17 46.6 against 62.7, 400000x23 42.0
 //    against 54.8), rows of 37-63 4-10% slower there (250000x63 68.0
-//    against 64.6); so float32 takes the tile for rows of 9-32 only, and
+//    against 64.6); so float32 took the tile for rows of 9-32 (9-16 since
+//    the warp tier's two rows an access, below), and
 //    for rows of 2-8 in tensors past kBackwardShortRowMaxBytes (random
 //    sweep: 131072x67x5 float32 over dim 2, 44M values, 176.5 us in the
 //    tile, 195.9 in the warp tier's groups of 8; 1600000x5, 32 MB, 37.5
@@ -546,7 +547,12 @@ Score grid_heuristic(const Params& q, const Problem& p) {
 // threads (32-128 within 5% on the sweep's problems but bfloat16 rows of
 // 673, which no rule gives the tile), then the smaller tile.
 constexpr int64_t kTileMinRow = 3, kTileMaxRow = 64;
-constexpr int64_t kTileBackwardWarpRow = 8, kTileBackwardMaxRowF32 = 32;
+// float32 rows past 16 values: a full warp, a value or two a lane, two
+// rows an access (the warp tier) beat the tile at every size measured:
+// H100, bench/variants.py (bench/NOTES.md warp v5), 38767x23 log backward
+// 7.2 us against 9.0, 200003x31 one element in 28.0 against 36.4,
+// 1000003x29 117.5 against 121.8-126.3
+constexpr int64_t kTileBackwardWarpRow = 8, kTileBackwardMaxRowF32 = 16;
 // The backward's short rows ran faster outside the tile in tensors (y, dy
 // and dx each) of up to 11-12 MB (float32 rows of 2-8, 0.6-2.8M values;
 // the half types' rows of 3 in columns, 6M values: 20.9 us against 21.6),
@@ -803,7 +809,18 @@ Score heuristic_as(const VariantInfo& v, const Problem& p) {
       // warps in the forward where a lane holds one or two packs a row (its
       // loads are all issued before the first use); wider rows already
       // have their packs in flight (the generator's warp_rows_per_access)
-      const bool two_rows = q.group_width < 32 || (!backward(p) && q.cols_per_thread / q.pack_size <= 2);
+      const int packs = q.cols_per_thread / q.pack_size;
+      bool two_rows = q.group_width < 32 || (!backward(p) && packs <= 2);
+      // the backward's full warps at pack 1, one or two values a lane, in
+      // rows that fill a wave: H100, bench/variants.py (bench/NOTES.md warp
+      // v5), float32 log backward 38767x23 7.2 us in two rows an access,
+      // 9.7 in one; 49x313x19 4.9 against 5.9; 200003x31 28.0 (the tile
+      // 36.4); under a wave one row: the H100 sweep's tiny problems ran
+      // 0.3-0.5 us slower in two (77x21 bfloat16 3.5 -> 4.0 us), and so did
+      // 16-byte packs (128x89x264 bfloat16 8.6 -> 9.4)
+      if (backward(p) && q.group_width == 32)
+        two_rows = q.pack_size == 1 && packs <= 2 &&
+                   p.rows >= int64_t{p.device->sm_count} * (p.device->max_threads_per_sm / 32);
       s.key[3] = (q.rows_per_access == 2) == two_rows;
       s.key[4] = !q.padding;  // exact fit: no bounds checks
       // (log_softmax rows of more than 16 values a lane at pack 1 ranked
