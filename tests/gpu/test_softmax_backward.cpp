@@ -50,6 +50,18 @@ bool run_and_check(const char* variant, bool log, kgen_dtype_t d, const DimCase&
   return true;
 }
 
+// kgen_softmax_backward_dim (automatic selection) into a poisoned dx,
+// compared; the name kgen_softmax_backward_selected gives for the problem.
+const char* run_dim_and_check(bool log, kgen_dtype_t d, const DimCase& c, const Buffers& b, const Case& want) {
+  poison(b.dx.ptr, b.dx.bytes, nullptr, kOutsideByte);
+  KGEN_REQUIRE(kgen_softmax_backward_dim(log, d, c.outer, c.axis, c.inner, b.y.ptr, b.dy.ptr, b.dx.ptr, nullptr));
+  CUDA_REQUIRE(cudaDeviceSynchronize());
+  check_matches(download(b.dx, d, c.size()), want.want, backward_tolerance(d), &want.slack);
+  const char* name = nullptr;
+  KGEN_REQUIRE(kgen_softmax_backward_selected(log, d, c.outer, c.axis, c.inner, b.y.ptr, b.dy.ptr, b.dx.ptr, &name));
+  return name;
+}
+
 // Last-dim rows: 1 row and many, cols off every pack, around each warp
 // variant's reach and the backward smem tier's limit (two rows, y and dy, in
 // shared memory), rows around 48 KiB of shared memory (past it, with the
@@ -113,14 +125,7 @@ TEST_CASE("the backward over an axis of one with inner > 1 runs as rows of one v
         const Case want = backward_case(d, c.outer, c.axis, c.inner, log);
         const Buffers b(want);
         INFO(describe(nullptr, log, d, c));
-        poison(b.dx.ptr, b.dx.bytes, nullptr, kOutsideByte);
-        KGEN_REQUIRE(kgen_softmax_backward_dim(log, d, c.outer, c.axis, c.inner, b.y.ptr, b.dy.ptr,
-                                               b.dx.ptr, nullptr));
-        CUDA_REQUIRE(cudaDeviceSynchronize());
-        check_matches(download(b.dx, d, c.size()), want.want, backward_tolerance(d), &want.slack);
-        const char* name = nullptr;
-        KGEN_REQUIRE(kgen_softmax_backward_selected(log, d, c.outer, c.axis, c.inner, b.y.ptr, b.dy.ptr,
-                                                    b.dx.ptr, &name));
+        const char* name = run_dim_and_check(log, d, c, b, want);
         INFO(name);
         CHECK(find_facts(kgen::Family::softmax_backward, name).row());
       }
@@ -144,15 +149,8 @@ TEST_CASE("kgen_softmax_backward, kgen_log_softmax_backward and kgen_softmax_bac
           CUDA_REQUIRE(cudaDeviceSynchronize());
           check_matches(download(b.dx, d, c.size()), want.want, backward_tolerance(d), &want.slack);
         }
-        poison(b.dx.ptr, b.dx.bytes, nullptr, kOutsideByte);
-        KGEN_REQUIRE(kgen_softmax_backward_dim(log, d, c.outer, c.axis, c.inner, b.y.ptr, b.dy.ptr,
-                                               b.dx.ptr, nullptr));
-        CUDA_REQUIRE(cudaDeviceSynchronize());
-        check_matches(download(b.dx, d, c.size()), want.want, backward_tolerance(d), &want.slack);
         // the selected variant can run the problem
-        const char* name = nullptr;
-        KGEN_REQUIRE(kgen_softmax_backward_selected(log, d, c.outer, c.axis, c.inner, b.y.ptr, b.dy.ptr,
-                                                    b.dx.ptr, &name));
+        const char* name = run_dim_and_check(log, d, c, b, want);
         REQUIRE(name != nullptr);
         INFO(name);
         CHECK((c.inner == 1 || !find_facts(kgen::Family::softmax_backward, name).row()));
