@@ -162,7 +162,7 @@ kgen_status_t check_workspace(const Call& c, const VariantInfo* v, int64_t need,
 // An axis of one over inner > 1 is outer x inner rows of one value each:
 // every value its own softmax, the same arithmetic, read in order.  The
 // strided tiers gave such a problem lanes along an axis it does not have:
-// H100, (6, 1, 3) float32 log_softmax 4.4-4.6 us against torch's 3.6-3.8,
+// H100, (6, 1, 3) float32 log_softmax 4.4-4.8 us against torch's 3.5-3.8,
 // 3.3-3.5 as rows (bench/NOTES.md warp v5).  Selection only: a named
 // variant runs the problem as given.
 void fold_axis_of_one(Problem* p) {

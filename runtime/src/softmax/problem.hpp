@@ -96,6 +96,12 @@ inline int strided_warps(const Problem& p, int col_lanes, int axis_per_thread) {
 // The column tier's block (threads), a pack a thread each of its columns.
 constexpr int kColumnBlock = 128;
 
+// Blocks of `block` threads the device holds at once, by threads alone
+// (block 32: the warps of a wave).
+inline int64_t resident_blocks(const DeviceInfo& d, int block) {
+  return int64_t{d.sm_count} * (d.max_threads_per_sm / block);
+}
+
 // The split tier: a row (or an axis x inner slab) cut into this
 // many chunks, a CTA each, so that the rows fill one wave of `block`-thread
 // CTAs, with at least 16 bytes a thread.  Each CTA leaves a partial of at
@@ -103,8 +109,7 @@ constexpr int kColumnBlock = 128;
 // the workspace, one per inner position.
 constexpr int64_t kSplitPartialBytes = 16;
 inline int64_t split_parts(const Problem& p, int block, int elem_size) {
-  const DeviceInfo& d = *p.device;
-  const int64_t resident = int64_t{d.sm_count} * (d.max_threads_per_sm / block);
+  const int64_t resident = resident_blocks(*p.device, block);
   const int64_t most = p.cols * p.inner * elem_size / 16 / block;
   int64_t parts = (resident + p.rows - 1) / p.rows;
   if (parts > most) parts = most;

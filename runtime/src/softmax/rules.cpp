@@ -819,8 +819,7 @@ Score heuristic_as(const VariantInfo& v, const Problem& p) {
       // 0.3-0.5 us slower in two (77x21 bfloat16 3.5 -> 4.0 us), and so did
       // 16-byte packs (128x89x264 bfloat16 8.6 -> 9.4)
       if (backward(p) && q.group_width == 32)
-        two_rows = q.pack_size == 1 && packs <= 2 &&
-                   p.rows >= int64_t{p.device->sm_count} * (p.device->max_threads_per_sm / 32);
+        two_rows = q.pack_size == 1 && packs <= 2 && p.rows >= resident_blocks(*p.device, 32);
       s.key[3] = (q.rows_per_access == 2) == two_rows;
       s.key[4] = !q.padding;  // exact fit: no bounds checks
       // (log_softmax rows of more than 16 values a lane at pack 1 ranked
