@@ -93,6 +93,11 @@ struct VariantFacts {
   }
   // the tiers of a dim that is not the last only (no fused mask)
   bool strided() const { return tier == Tier::strided || tier == Tier::strided_uncached || tier == Tier::column; }
+  // the tiers that read a mask (rules.cpp supports_as): the block, cluster,
+  // split, tile, span and grid tiers and the strided ones take none
+  bool fuses_mask() const {
+    return tier == Tier::warp || tier == Tier::smem || tier == Tier::uncached || tier == Tier::generic;
+  }
   // the longest row of a warp-tier variant
   int64_t warp_reach() const { return int64_t{cols_per_thread} * group_width; }
   // the longest axis of a strided (register) variant: a block of up to
