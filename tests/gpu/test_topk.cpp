@@ -1,7 +1,8 @@
 // Every compiled top-k variant against a CPU reference (a stable sort by
 // PyTorch's order) on fresh random rows over edge shapes, with the outputs
-// poisoned before each run: random values, many duplicates, all-equal rows
-// and rows with NaN, +-inf and +-0.  Indices must equal the reference's and
+// poisoned before each run: random values, many duplicates, all-equal rows,
+// rows with NaN, +-inf and +-0, and rows of ten values with a few planted
+// above and below them (fewer than k better than the k-th's many ties).  Indices must equal the reference's and
 // values must be the input's bytes at those indices.
 #include <algorithm>
 #include <cmath>
@@ -34,20 +35,21 @@ std::ostream& operator<<(std::ostream& os, Shape s) {
 // values, ties to the lower index.
 using rnd::topk_row;
 
-enum class Data { random, duplicates, equal, special };
+enum class Data { random, duplicates, equal, special, planted };
 const char* data_name(Data d) {
   switch (d) {
     case Data::random: return "random";
     case Data::duplicates: return "duplicates";
     case Data::equal: return "all-equal";
     case Data::special: return "NaN/inf/zeros";
+    case Data::planted: return "ten values, a few planted";
   }
   return "?";
 }
 
 HostTensor make_data(kgen_dtype_t d, size_t count, Data kind) {
   HostTensor t = random_tensor(d, count);
-  std::uniform_int_distribution<int> small(-3, 3), pick(0, 9);
+  std::uniform_int_distribution<int> small(-3, 3), pick(0, 9), plant(0, 999);
   const bool fp = d != KGEN_INT32;
   for (size_t i = 0; i < count; ++i) {
     switch (kind) {
@@ -56,6 +58,11 @@ HostTensor make_data(kgen_dtype_t d, size_t count, Data kind) {
         break;
       case Data::duplicates: t.set(i, small(rng())); break;
       case Data::equal: t.set(i, 1.5); break;
+      case Data::planted: {
+        const int u = plant(rng());
+        t.set(i, u == 0 ? 100.0 : u == 1 ? -100.0 : pick(rng()));
+        break;
+      }
       case Data::special: {
         const int r = pick(rng());
         if (!fp) {
@@ -163,7 +170,7 @@ TEST_CASE("every top-k variant matches the reference on every shape and data it 
   for (kgen_dtype_t d : kDtypes) {
     std::vector<int> ran(variants(d).size(), 0);
     for (Shape s : shapes()) {
-      for (Data kind : {Data::random, Data::duplicates, Data::equal, Data::special}) {
+      for (Data kind : {Data::random, Data::duplicates, Data::equal, Data::special, Data::planted}) {
         if (kind != Data::random && s.n * s.batch > 200000) continue;
         const HostTensor x = make_data(d, static_cast<size_t>(s.batch * s.n), kind);
         DeviceBuffer dx(x.bytes.size());
@@ -198,6 +205,30 @@ TEST_CASE("a row of 2^24 elements, k from 1 to 4096, every variant that supports
       const Run r{s, &x, &dx, true, true};
       run_and_check(nullptr, r, want);
       for (const kgen::VariantInfo* v : variants(d)) run_and_check(v->name, r, want);
+    }
+  }
+}
+
+// Rows of few values split over many blocks: the k-th's ties fill the
+// gather's stages, and the ones better than it (planted) are fewer than k or
+// none; vocabulary-sized rows a few at a time, and one long row.
+TEST_CASE("rows of few distinct values over many blocks, every variant that supports them", "[topk][ties]") {
+  for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_BFLOAT16}) {
+    for (Shape base : {Shape{3, 128256, 1}, Shape{1, int64_t{1} << 21, 1}}) {
+      for (Data kind : {Data::duplicates, Data::planted, Data::equal}) {
+        const HostTensor x = make_data(d, static_cast<size_t>(base.batch * base.n), kind);
+        DeviceBuffer dx(x.bytes.size());
+        CUDA_REQUIRE(cudaMemcpy(dx.ptr, x.bytes.data(), x.bytes.size(), cudaMemcpyHostToDevice));
+        for (int64_t k : {1, 50, 2048})
+          for (bool largest : {true, false}) {
+            const Shape s{base.batch, base.n, k};
+            INFO(data_name(kind));
+            const auto want = expected(x, s, largest, k != 50);
+            const Run r{s, &x, &dx, largest, k != 50};
+            run_and_check(nullptr, r, want);
+            for (const kgen::VariantInfo* v : variants(d)) run_and_check(v->name, r, want);
+          }
+      }
     }
   }
 }

@@ -253,7 +253,7 @@ TEST_CASE("the multi-block plan: aligned, disjoint regions sized for the batch",
   CHECK(pl.selected == 3 * 100 * 8);
   CHECK(pl.cand == static_cast<size_t>(2 * 3 * pl.candidates * 8));  // two lists a row
   CHECK(pl.candidates == 65536);
-  CHECK(pl.ties == static_cast<size_t>(3 * pl.blocks_per_row) * sizeof(unsigned));  // a count a block
+  CHECK(pl.ties == static_cast<size_t>(2 * 3 * pl.blocks_per_row) * sizeof(unsigned));  // two counts a block
   const size_t at[] = {pl.state_at, pl.hist_at, pl.selected_at, pl.cand_at, pl.tops_at, pl.ties_at};
   const size_t size[] = {pl.state, pl.hist, pl.selected, pl.cand, pl.tops, pl.ties};
   for (int i = 0; i < 6; ++i) {

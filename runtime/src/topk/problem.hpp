@@ -71,8 +71,12 @@ struct Plan {
 // key is known below which the row's k-th cannot be: prefix holds it),
 // ties (the order bits are decided and the keys in play, too many for a
 // list, are ties: each block's count of them is in the ties region, and
-// the `remaining` of the lowest index are chosen in one ordered pass).
-enum : unsigned { kRow = 0, kList = 1, kSelected = 2, kSmall = 3, kBound = 4, kTies = 5 };
+// the `remaining` of the lowest index are chosen in one ordered pass),
+// bound_ties (the gather found the bound's value to be the k-th's: fewer
+// than k keys of the row have a better value; the pass after chooses them
+// all and the `remaining` ties of the bound's value (prefix) of the lowest
+// index, each block's counts of both in the ties region).
+enum : unsigned { kRow = 0, kList = 1, kSelected = 2, kSmall = 3, kBound = 4, kTies = 5, kBoundTies = 6 };
 struct alignas(16) RowState {
   unsigned arrived;     // blocks of the current pass done
   unsigned selected;    // keys appended to the row's selected list
@@ -185,7 +189,9 @@ inline Plan plan_multi(const Problem& p, int block, int pack, int radix) {
   pl.hist = static_cast<std::size_t>(p.batch) * (std::size_t{1} << radix) * sizeof(unsigned);
   pl.selected = static_cast<std::size_t>(p.batch * p.k) * key_bytes(p.dtype);
   pl.cand = 2 * static_cast<std::size_t>(p.batch * pl.candidates) * key_bytes(p.dtype);
-  pl.ties = static_cast<std::size_t>(p.batch * pl.blocks_per_row) * sizeof(unsigned);  // a count a block
+  // two counts a block: keys in play once they are ties, and (the gather's)
+  // keys with a better value than the bound's
+  pl.ties = 2 * static_cast<std::size_t>(p.batch * pl.blocks_per_row) * sizeof(unsigned);
   // The bound pass: each warp offers the `t` largest of its lanes' maxima;
   // the k-th largest offer bounds the row's k-th from below, and the keys
   // above it (random rows: a few times k) usually fit one block's sort.

@@ -310,9 +310,16 @@ struct MultiArgs {
   void* selected;      // batch x k keys
   void* cand;          // batch x 2 lists x candidates keys
   void* tops;          // batch x warps x offers_per_warp keys offered for the bound
-  unsigned* ties;      // batch x blocks_per_row: each block's keys in play, once they are ties
+  unsigned* ties;      // 2 x batch x blocks_per_row: each block's keys in play once they are ties,
+                       // then each block's keys of a better value than the bound's (the gather's)
   int64_t batch, candidates, offers_per_warp;
 };
+
+// Row r's counts a block (grid y) in the ties region.
+__device__ __forceinline__ unsigned* tie_counts(const MultiArgs& a, int64_t r) { return a.ties + r * gridDim.y; }
+__device__ __forceinline__ unsigned* above_counts(const MultiArgs& a, int64_t r) {
+  return a.ties + (a.batch + r) * gridDim.y;
+}
 
 // Walks this block's share of a row: U rounds of BLOCK packs loaded before
 // any is used; f(key, valid) for each element, called by whole warps.  A
@@ -571,14 +578,19 @@ __global__ void __launch_bounds__(BLOCK)
 
 // The gather pass: the keys at or above the bound go to candidate list 0.
 // When they fit one block's sort the finishing block sorts them (stage
-// small); else the row goes to the digit passes from the start.  A block
-// that takes more keys than its stage holds sends the row to the digit
-// passes at once and reads no further: ties at the bound (a constant row,
-// a few distinct values) put most of the row above it, and spilling past
-// the stage took an atomic on the row's one counter every warp (H100, a
-// row of 2^24 float32 of four distinct values, k 8: the gather 395 us).
-// Spread keys stay far under a stage a block (random rows: a few times k
-// over the whole row).
+// small).  A block that takes more keys than its stage holds stops taking
+// them: ties at the bound (a constant row, a few distinct values) put most
+// of the row above it, and spilling past the stage took an atomic on the
+// row's one counter every warp (H100, a row of 2^24 float32 of four
+// distinct values, k 8: the gather 395 us).  Spread keys stay far under a
+// stage a block (random rows: a few times k over the whole row).
+// Every block also counts its keys of a better value than the bound's and
+// of the bound's value.  When fewer than k are better, the bound's value
+// is the k-th's: the pass after takes the better keys and the lowest
+// indices of its ties in one ordered read (stage bound_ties).  Else the
+// row goes to the digit passes from the start, which on such rows read it
+// four to five times, each pass at a third of the memory's pace (H200, 256
+// x 128256 float32 of ten distinct values, k 50: 585 us, torch 455).
 template <class T, int BLOCK, int P>
 __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
     multi_gather_kernel(const T* __restrict__ x, MultiArgs a, Output o) {
@@ -588,27 +600,50 @@ __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
   constexpr unsigned kStaged = 1024;
   __shared__ Stage<Key, kStaged> to_list;
   __shared__ bool last;
+  __shared__ unsigned better_here, tied_here;
   const int64_t r = blockIdx.x;
   RowState& st = a.state[r];
   if (st.stage != kgen::topk::kBound) return;  // the whole block
   const Key bound = prefix_of<Key>(st);
   Key* list = static_cast<Key*>(a.cand) + r * 2 * a.candidates;
   const unsigned room = static_cast<unsigned>(a.candidates);
-  if (threadIdx.x == 0) to_list.count = 0;
+  if (threadIdx.x == 0) to_list.count = better_here = tied_here = 0;
   __syncthreads();
   // every key whose order is at least the bound's: a superset of the keys
   // at or above it (the finishing sort keeps the k largest), one 32-bit test
   const bits_t<T> bound_order = key_order<T>(bound);
   const volatile unsigned& took = to_list.count;
+  unsigned better = 0, tied = 0;
   walk_share<T, BLOCK, P, (P == 1 ? 8 : 16 / P)>(
       x + r * o.n, o.n, o.largest,
       [&](Key key, bool valid) {
-        const bool take = valid && key_order<T>(key) >= bound_order;
+        const bits_t<T> order = key_order<T>(key);
+        const bool take = valid && order >= bound_order;
         if (!__any_sync(kFull, take)) return;
+        better += take && order != bound_order;
+        tied += take && order == bound_order;
+        if (__any_sync(kFull, took > kStaged)) return;  // overflowed: counted only
         stage_key<false>(to_list, list, &st.listed[0], key, take, room);
       },
-      [&] { return __any_sync(kFull, took > kStaged); });
+      // a warp that alone saw k better keys has settled the row for the
+      // digit passes: the rest of its share is not needed, and its block's
+      // counts stay partial, its better count at least k (a sorted row: the
+      // whole read cost 4-7% of the call, H200 256 x 128256, k 50)
+      [&] {
+        return __any_sync(kFull, took > kStaged) &&
+               __reduce_add_sync(kFull, better) >= static_cast<unsigned>(o.k);
+      });
+  better = __reduce_add_sync(kFull, better);
+  tied = __reduce_add_sync(kFull, tied);
+  if (threadIdx.x % 32 == 0 && (better | tied)) {
+    atomicAdd(&better_here, better);
+    atomicAdd(&tied_here, tied);
+  }
   flush_stage<BLOCK>(to_list, list, &st.listed[0], room);
+  if (threadIdx.x == 0) {
+    above_counts(a, r)[blockIdx.y] = better_here;
+    tie_counts(a, r)[blockIdx.y] = tied_here;
+  }
   // an overflowed stage: more than one block's sort in all, and a row whose
   // keys crowd (the digit count takes count_digit's crowded form)
   if (threadIdx.x == 0 && to_list.count > kStaged) {
@@ -619,12 +654,26 @@ __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
   __syncthreads();
   if (threadIdx.x == 0) last = atomicAdd(&st.arrived, 1u) == gridDim.y - 1;
   __syncthreads();
-  if (!last || threadIdx.x != 0) return;
+  if (!last) return;
   __threadfence();
+  // the row's keys of a better value than the bound's, summed by the block
+  if (threadIdx.x == 0) better_here = 0;
+  __syncthreads();
+  unsigned part = 0;
+  for (unsigned y = threadIdx.x; y < gridDim.y; y += BLOCK) part += __ldcg(above_counts(a, r) + y);
+  part = __reduce_add_sync(kFull, part);
+  if (threadIdx.x % 32 == 0 && part) atomicAdd(&better_here, part);
+  __syncthreads();
+  if (threadIdx.x != 0) return;
   const unsigned got = atomicAdd(&st.listed[0], 0u);
   if (got <= static_cast<unsigned>(kSortCapacity<T>)) {
     st.stage = kgen::topk::kSmall;
     st.cur = 0;
+  } else if (better_here < static_cast<unsigned>(o.k)) {
+    st.stage = kgen::topk::kBoundTies;
+    set_prefix(st, Key(bound_order));
+    st.remaining = static_cast<unsigned>(o.k) - better_here;
+    st.listed[0] = 0;
   } else {
     st.stage = kgen::topk::kRow;
     st.listed[0] = 0;
@@ -692,10 +741,13 @@ template <class D> __device__ constexpr int order_level(int l = 0) {
 // them unranked; one with none, or none left to take, reads nothing.
 // Instead of a digit pass per level of the index bits, each over the row:
 // ties past a candidate list's room (a constant or few-valued row) read it
-// three more times for float16, four for float32.
+// three more times for float16, four for float32.  `above` (or null): each
+// block's count of keys above the prefix, all chosen here too; a block
+// with any reads its whole share.
 template <class T, int BLOCK, int P>
 __device__ void choose_ties(const T* row, int64_t n, bool largest, key_t<T> prefix, int lo, unsigned want,
-                            const unsigned* counts, key_t<T>* sel, unsigned* selected, unsigned* scratch) {
+                            const unsigned* counts, const unsigned* above, key_t<T>* sel, unsigned* selected,
+                            unsigned* scratch) {
   using Key = key_t<T>;
   __shared__ unsigned earlier, round_total;
   if (threadIdx.x == 0) earlier = 0;
@@ -705,8 +757,9 @@ __device__ void choose_ties(const T* row, int64_t n, bool largest, key_t<T> pref
   if (part) atomicAdd(&earlier, part);
   __syncthreads();
   const unsigned mine = counts[blockIdx.y], start = earlier;
-  if (mine == 0 || start >= want) return;  // the whole block
-  const unsigned need = want - start;  // this block's ties still to take, lowest index first
+  const unsigned better = above ? above[blockIdx.y] : 0u;
+  if ((mine == 0 || start >= want) && better == 0) return;  // the whole block
+  const unsigned need = start < want ? want - start : 0u;  // this block's ties still to take, lowest index first
   const bool all = mine <= need;
   unsigned taken = 0;  // ties of this share before the current pack round (the same in every thread)
   walk_share_packs<T, BLOCK, P, (P == 1 ? 8 : 16 / P)>(
@@ -714,8 +767,11 @@ __device__ void choose_ties(const T* row, int64_t n, bool largest, key_t<T> pref
       [&](const bits_t<T>* s, uint32_t e0, bool valid) {
         unsigned mask = 0;
 #pragma unroll
-        for (int j = 0; j < P; ++j)
-          if (valid && (make_key<T>(s[j], e0 + j) >> lo) == prefix) mask |= 1u << j;
+        for (int j = 0; j < P; ++j) {
+          const key_t<T> key = make_key<T>(s[j], e0 + j);
+          if (valid && (key >> lo) == prefix) mask |= 1u << j;
+          if (better && valid && (key >> lo) > prefix) sel[atomicAdd(selected, 1u)] = key;
+        }
         if (all) {  // every tie of the share is taken: no ranks needed
 #pragma unroll
           for (int j = 0; j < P; ++j)
@@ -734,7 +790,7 @@ __device__ void choose_ties(const T* row, int64_t n, bool largest, key_t<T> pref
           if ((mask >> j & 1u) && rank + __popc(mask & ((1u << j) - 1u)) < need)
             sel[atomicAdd(selected, 1u)] = make_key<T>(s[j], e0 + j);
       },
-      [&] { return taken >= need; });
+      [&] { return taken >= need && better == 0; });
 }
 
 // The pass after digit l-1 was decided, over the keys that had the digits
@@ -760,20 +816,26 @@ __global__ void __launch_bounds__(BLOCK, (FIRST ? 2048 : 1024) / BLOCK)
   const int64_t r = blockIdx.x;
   RowState& st = a.state[r];
   const unsigned stage = st.stage;
-  if (stage != kgen::topk::kRow && stage != kgen::topk::kList && stage != kgen::topk::kTies) return;  // the whole block
+  if (stage != kgen::topk::kRow && stage != kgen::topk::kList && stage != kgen::topk::kTies &&
+      (FIRST || stage != kgen::topk::kBoundTies))
+    return;  // the whole block
   const Key prefix = prefix_of<Key>(st);
   const Key before = prefix >> D::width(l - 1);
   const bool done = st.done;
   const bool small = !done && int64_t{st.count} + o.k <= kSortCapacity<T>;
   const bool fits = !done && st.count <= a.candidates;
   const unsigned want = st.remaining, cur = st.cur;
-  unsigned* ties = a.ties + r * gridDim.y;
+  unsigned* ties = tie_counts(a, r);
   Key* sel = static_cast<Key*>(a.selected) + r * o.k;
   constexpr int kOrder = order_level<D>();
   if constexpr (!FIRST) {
-    if (stage == kgen::topk::kTies) {  // the pass after the ties were counted
-      choose_ties<T, BLOCK, P>(x + r * o.n, o.n, o.largest, prefix, D::lo(kOrder), want, ties, sel,
-                               &st.selected, sh.scratch);
+    // the pass after the ties were counted: by the digit passes (their
+    // digits down to lo(kOrder) decided), or by the gather (their order the
+    // bound's; the keys of a better order chosen here too)
+    if (stage == kgen::topk::kTies || stage == kgen::topk::kBoundTies) {
+      const bool gathered = stage == kgen::topk::kBoundTies;
+      choose_ties<T, BLOCK, P>(x + r * o.n, o.n, o.largest, prefix, gathered ? 32 : D::lo(kOrder), want, ties,
+                               gathered ? above_counts(a, r) : nullptr, sel, &st.selected, sh.scratch);
       end_pass<T, BLOCK, R>(st, nullptr, sh, false, l, prefix, want, kgen::topk::kSelected, cur, -1, gridDim.y);
       return;
     }
