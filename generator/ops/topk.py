@@ -20,7 +20,9 @@ Strategies (templates/include/kgen/device/topk.cuh):
            the device, candidates compacted into lists)
   generic  multi at pack 1: every valid problem, any alignment
 The selected k are sorted in shared memory when they fit (4096 keys, 2048
-for float64), else by a segmented radix sort.
+for float64); past that they are written in index order (the multi tier
+finds the k-th's value by digit passes over the order bits) and a sorted
+output orders them by a radix sort over the whole GPU.
 """
 from ..core import Param, Tier
 from ..dtypes import max_pack

@@ -226,21 +226,71 @@ TEST_CASE("the global sort: the batch at once, a few rows of millions one by one
   CHECK_FALSE(sorts_row_by_row(34 * 93125, 34));
 }
 
-TEST_CASE("a sorted k of half the row or more: every key sorted, no select regions", "[topk][plan]") {
+TEST_CASE("the global sort's keys: the order bits, the row's rank above them for a batch at once", "[topk][plan]") {
+  using kgen::topk::pair_sort;
+  // half types: 16 order bits and 6 row bits for 34 rows: 4-byte keys
+  auto s = pair_sort(problem(KGEN_BFLOAT16, 34, 93125, 65761), 65761);
+  CHECK(s.fold);
+  CHECK(s.bits == 22);
+  CHECK(s.key_bytes == 4);
+  CHECK(s.rows == 34);
+  CHECK(s.per_row == 65761);
+  s = pair_sort(problem(KGEN_FLOAT16, 1, 9000000, 5000000), 9000000);  // one row: nothing folded
+  CHECK_FALSE(s.fold);
+  CHECK(s.bits == 16);
+  CHECK(s.key_bytes == 4);
+  s = pair_sort(problem(KGEN_FLOAT32, 34, 93125, 65761), 65761);  // 32 + 6 bits
+  CHECK(s.fold);
+  CHECK(s.bits == 38);
+  CHECK(s.key_bytes == 8);
+  s = pair_sort(problem(KGEN_INT32, 2, 2000000, 1500000), 1500000);  // rows of millions one by one
+  CHECK_FALSE(s.fold);
+  CHECK(s.bits == 32);
+  CHECK(s.key_bytes == 4);
+  s = pair_sort(problem(KGEN_FLOAT64, 34, 93125, 65761), 65761);  // 64 order bits leave no room: row by row
+  CHECK_FALSE(s.fold);
+  CHECK(s.bits == 64);
+  CHECK(s.key_bytes == 8);
+}
+
+TEST_CASE("a sorted k of half the row or more: every element's pair sorted, no select regions", "[topk][plan]") {
   for (kgen_dtype_t d : kDtypes) {
     auto p = problem(d, 3, 20000, 10000);
     REQUIRE(kgen::topk::sorts_all(p));
     const kgen::topk::Plan pl = kgen::topk::plan_multi(p, 512, 1, 11);
-    const std::size_t keys = std::size_t{3} * 20000 * kgen::topk::key_bytes(d);
-    CHECK(pl.selected == keys);
-    CHECK(pl.sorted_keys == keys);
+    const auto s = kgen::topk::pair_sort(p, 20000);
+    CHECK(pl.pair_keys == 2 * kgen::topk::round_up(std::size_t{3} * 20000 * s.key_bytes));
+    CHECK(pl.pair_indices == 2 * kgen::topk::round_up(std::size_t{3} * 20000 * 4));
+    CHECK(pl.selected == 0);
     CHECK(pl.state == 0);
     CHECK(pl.cand == 0);
-    CHECK(pl.bytes >= 2 * keys);
+    CHECK(pl.bytes >= pl.pair_keys + pl.pair_indices + pl.sort_temp);
     p.sorted = false;  // unsorted output keeps the select: its order needs the k-th
     CHECK_FALSE(kgen::topk::sorts_all(p));
     CHECK_FALSE(kgen::topk::sorts_all(problem(d, 3, 20001, 10000)));
     CHECK_FALSE(kgen::topk::sorts_all(problem(d, 3, 2000, 1000)));  // the block's sort holds it
+  }
+}
+
+TEST_CASE("a k past one block's sort: pairs for a sorted output, none for an unsorted one", "[topk][plan]") {
+  for (kgen_dtype_t d : kDtypes) {
+    auto p = problem(d, 3, 200000, 9000);  // k under half the row: the select first
+    REQUIRE_FALSE(kgen::topk::sorts_in_block(p));
+    kgen::topk::Plan pl = kgen::topk::plan_multi(p, 512, 1, 11);
+    CHECK(pl.selected == 0);  // no keys collected: digit passes over the order bits, then the writes
+    CHECK(pl.cand == 0);
+    CHECK(pl.hist == std::size_t{3} * 2048 * sizeof(unsigned));
+    CHECK(pl.ties == static_cast<size_t>(2 * 3 * pl.blocks_per_row) * sizeof(unsigned));
+    CHECK(pl.pair_keys == 2 * kgen::topk::round_up(std::size_t{3} * 9000 * kgen::topk::pair_sort(p, 9000).key_bytes));
+    CHECK(pl.pair_indices == 2 * kgen::topk::round_up(std::size_t{3} * 9000 * 4));
+    CHECK(pl.pair_keys_at >= pl.ties_at + pl.ties);
+    CHECK(pl.bytes >= pl.sort_temp_at + pl.sort_temp);
+    p.sorted = false;  // written in index order, no sort
+    pl = kgen::topk::plan_multi(p, 512, 1, 11);
+    CHECK(pl.pair_keys == 0);
+    CHECK(pl.pair_indices == 0);
+    CHECK(pl.sort_temp == 0);
+    CHECK(pl.bytes == pl.ties_at + kgen::topk::round_up(pl.ties));
   }
 }
 

@@ -31,16 +31,13 @@ constexpr int64_t kMaxRow = 0xffffffffll;
 
 // The selected k of a row are sorted inside one block when they fit its
 // shared memory (32 KiB of keys: 4096 8-byte keys, 2048 16-byte ones for
-// float64), else by a radix sort over the whole GPU (global_sort).
+// float64); past that they are written in index order and sorted by the
+// global sort (PairSort).
 inline int key_bytes(kgen_dtype_t d) { return d == KGEN_FLOAT64 ? 16 : 8; }
-// The significant bits of a key: the order bits and the 32 index bits.
-inline int key_bits(kgen_dtype_t d) {
-  return d == KGEN_FLOAT64 ? 96 : d == KGEN_FLOAT16 || d == KGEN_BFLOAT16 ? 48 : 64;
+// The order bits of a dtype's key (topk_keys.cuh): the value's, before the index.
+inline int order_bits(kgen_dtype_t d) {
+  return d == KGEN_FLOAT64 ? 64 : d == KGEN_FLOAT16 || d == KGEN_BFLOAT16 ? 16 : 32;
 }
-// The bits the global sort orders by: an unsorted output's keys hold only
-// whether the element beats the k-th (bit 32) and its inverted index
-// (topk_keys.cuh unsorted_key): 33 bits, 5 digit passes instead of 8.
-inline int sort_key_bits(const Problem& p) { return p.sorted ? key_bits(p.dtype) : 33; }
 inline int64_t block_sort_capacity(kgen_dtype_t d) { return 32768 / key_bytes(d); }
 inline bool sorts_in_block(const Problem& p) { return p.k <= block_sort_capacity(p.dtype); }
 
@@ -56,11 +53,11 @@ struct Plan {
   int64_t offers_per_warp = 0;  // multi: keys each warp offers for the bound (0: no bound pass)
   int64_t candidates = 0;      // multi: capacity of a row's candidate list
   std::size_t state = 0, hist = 0, selected = 0, cand = 0, tops = 0, ties = 0;  // multi's
-  std::size_t sorted_keys = 0, sort_temp = 0;  // the global sort's
+  std::size_t pair_keys = 0, pair_indices = 0, sort_temp = 0;  // the global sort's (two buffers of each)
   std::size_t bytes = 0;
   // byte offsets of the regions, in the order above
   std::size_t state_at = 0, hist_at = 0, selected_at = 0, cand_at = 0, tops_at = 0, ties_at = 0;
-  std::size_t sorted_keys_at = 0, sort_temp_at = 0;
+  std::size_t pair_keys_at = 0, pair_indices_at = 0, sort_temp_at = 0;
 };
 
 // Per-row state of the multi-block select (workspace, zeroed each call).
@@ -89,24 +86,45 @@ struct alignas(16) RowState {
   unsigned long long prefix_lo, prefix_hi;  // the decided digits
 };
 
-// The descending sort of `items` keys in `segments` rows of equal length
-// over their low `key_bits` bits (runtime/src/topk/sort.cu): the scratch it
-// needs (0 when the query fails), and the sort, which leaves the sorted keys
-// in `in` or `out` (*result).  CUB's device-wide radix sort of the whole
-// batch, each key carrying its row, then a stable sort by row; or, for a
-// few rows of millions, each row alone.  H200, kgen-bench and the top-k
-// sweep (topk v10): against CUB's segmented sort (a block a row, kept
-// before for rows under 2048 keys a row of the batch) the batch-wide sort
-// took 0.57-0.81x the time from 2 rows of 5000 to 4000 rows of 4097, 0.15x
-// at 34 rows of 93125; rows one after another won only for 2 rows of 1.2M
-// and more (0.80-0.90x), tied at 3 of 2.5M, and lost at 6 of 1.56M (1.08x).
+// The global sort (runtime/src/topk/sort.cu): CUB's device-wide radix sort
+// of (key, index) pairs, descending by key, stable.  The kernels write a
+// row's selected elements in index order (sorts_all: every element), so the
+// stable sort leaves equal values by index without sorting the index bits:
+// the key is the order bits alone, 16 for the half types, with the row's
+// rank (batch - 1 - row) folded above them so that one sort takes the
+// whole batch.  (Before, the keys were the 48-96 bits of order and
+// inverted index, sorted with the row carried, then stably by row: H200,
+// 2 x 5225013 bfloat16 k = 2442251, 1065 us against torch's 440.)  A few
+// rows of millions are sorted one after another, unfolded: the row bits
+// cost more than a second sort's fixed cost (H200, topk v10: 2 rows of 1.2M
+// and more 0.80-0.90x); so are float64 rows of a batch, whose 64 order bits
+// leave no room.
 constexpr int64_t kRowSortedKeys = 1 << 20;
 inline bool sorts_row_by_row(int64_t items, int64_t segments) {
   return segments > 1 && items / segments >= kRowSortedKeys * (segments - 1);
 }
-std::size_t global_sort_bytes(int key_bytes, int key_bits, int64_t items, int64_t segments);
-cudaError_t global_sort(int key_bytes, int key_bits, void* in, void* out, int64_t items, int64_t segments,
-                        void* temp, std::size_t temp_bytes, cudaStream_t stream, const void** result);
+inline int bits_for(int64_t values) {  // bits that hold 0 .. values - 1
+  int b = 0;
+  while (b < 62 && (int64_t{1} << b) < values) ++b;
+  return b;
+}
+struct PairSort {
+  int64_t rows, per_row;  // per_row: k, or n when every element is sorted
+  bool fold;              // the row's rank above the order bits, the batch in one sort
+  int bits;               // the key's significant bits
+  int key_bytes;          // 4 or 8
+};
+inline PairSort pair_sort(const Problem& p, int64_t per_row) {
+  PairSort s{p.batch, per_row, false, order_bits(p.dtype), 0};
+  s.fold = p.batch > 1 && !sorts_row_by_row(p.batch * per_row, p.batch) && p.dtype != KGEN_FLOAT64;
+  if (s.fold) s.bits += bits_for(p.batch);
+  s.key_bytes = s.bits <= 32 ? 4 : 8;
+  return s;
+}
+std::size_t global_sort_bytes(const PairSort& s);
+// Sorts the pairs of keys[0] and indices[0]; *in_second: they ended in keys[1] and indices[1].
+cudaError_t global_sort(const PairSort& s, void* const keys[2], unsigned* const indices[2], void* temp,
+                        std::size_t temp_bytes, cudaStream_t stream, bool* in_second);
 
 inline void lay_out(Plan& pl) {
   std::size_t at = 0;
@@ -120,20 +138,21 @@ inline void lay_out(Plan& pl) {
   put(pl.cand, &pl.cand_at);
   put(pl.tops, &pl.tops_at);
   put(pl.ties, &pl.ties_at);
-  put(pl.sorted_keys, &pl.sorted_keys_at);
+  put(pl.pair_keys, &pl.pair_keys_at);
+  put(pl.pair_indices, &pl.pair_indices_at);
   put(pl.sort_temp, &pl.sort_temp_at);
   pl.bytes = at;
 }
 
-// The global sort's regions, when k does not fit one block's sort: the
-// unsorted keys (row stride k), a second buffer for them, and the sort's
-// scratch (row numbers and CUB's).
-inline void plan_sort(Plan& pl, const Problem& p) {
-  if (sorts_in_block(p)) return;
-  const std::size_t keys = static_cast<std::size_t>(p.batch * p.k) * key_bytes(p.dtype);
-  if (pl.selected == 0) pl.selected = keys;
-  pl.sorted_keys = keys;
-  pl.sort_temp = global_sort_bytes(key_bytes(p.dtype), sort_key_bits(p), p.batch * p.k, p.batch);
+// The global sort's regions for a sorted k past one block's sort: two
+// buffers of `per_row` pairs a row and the sort's scratch.
+inline void plan_sort(Plan& pl, const Problem& p, int64_t per_row) {
+  if (!p.sorted || sorts_in_block(p)) return;
+  const PairSort s = pair_sort(p, per_row);
+  const auto items = static_cast<std::size_t>(p.batch * per_row);
+  pl.pair_keys = 2 * round_up(items * s.key_bytes);
+  pl.pair_indices = 2 * round_up(items * sizeof(unsigned));
+  pl.sort_temp = global_sort_bytes(s);
 }
 
 // Blocks per row of the multi-block select: one wave over the batch, each
@@ -172,16 +191,30 @@ inline bool sorts_all(const Problem& p) {
 
 inline Plan plan_sort_all(const Problem& p) {
   Plan pl;
-  const std::size_t keys = static_cast<std::size_t>(p.batch * p.n) * key_bytes(p.dtype);
-  pl.selected = keys;
-  pl.sorted_keys = keys;
-  pl.sort_temp = global_sort_bytes(key_bytes(p.dtype), sort_key_bits(p), p.batch * p.n, p.batch);
+  plan_sort(pl, p, p.n);
+  lay_out(pl);
+  return pl;
+}
+
+// A k past one block's sort (and not sorts_all): no keys are collected.
+// R-bit digit passes over the row find the k-th's order bits alone, then
+// each block counts its share's keys of a better value and of that value,
+// and the row is written in index order (the output, or the global sort's
+// pairs).  Regions: the row states, the digit counts, two counts a block.
+inline Plan plan_large_k(const Problem& p, int block, int pack, int radix) {
+  Plan pl;
+  pl.blocks_per_row = multi_blocks_per_row(p, block, pack);
+  pl.state = static_cast<std::size_t>(p.batch) * sizeof(RowState);
+  pl.hist = static_cast<std::size_t>(p.batch) * (std::size_t{1} << radix) * sizeof(unsigned);
+  pl.ties = 2 * static_cast<std::size_t>(p.batch * pl.blocks_per_row) * sizeof(unsigned);
+  plan_sort(pl, p, p.k);
   lay_out(pl);
   return pl;
 }
 
 inline Plan plan_multi(const Problem& p, int block, int pack, int radix) {
   if (sorts_all(p)) return plan_sort_all(p);
+  if (!sorts_in_block(p)) return plan_large_k(p, block, pack, radix);
   Plan pl;
   pl.blocks_per_row = multi_blocks_per_row(p, block, pack);
   pl.candidates = multi_candidates(p);
@@ -203,7 +236,6 @@ inline Plan plan_multi(const Problem& p, int block, int pack, int radix) {
     pl.offers_per_warp = t;
     pl.tops = static_cast<std::size_t>(p.batch * warps * t) * key_bytes(p.dtype);
   }
-  plan_sort(pl, p);
   lay_out(pl);
   return pl;
 }
@@ -211,7 +243,7 @@ inline Plan plan_multi(const Problem& p, int block, int pack, int radix) {
 // An unsorted selection is written in index order by the block: no sort.
 inline Plan plan_block(const Problem& p) {
   Plan pl;
-  if (p.sorted) plan_sort(pl, p);
+  plan_sort(pl, p, p.k);
   lay_out(pl);
   return pl;
 }

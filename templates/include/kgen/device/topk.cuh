@@ -22,11 +22,12 @@
 //          one pass per digit that appends the keys above the bucket, counts
 //          the next digit and compacts the bucket into a list that the next
 //          pass reads instead of the row, until one block's sort holds them.
-// When k is too large for one block's sort, the collected keys of a sorted
-// selection, and of the multi tier's unsorted one, go through a radix sort
-// over the whole GPU (CUB; runtime/src/topk/sort.cu) and an output pass;
-// the block tier writes an unsorted selection in index order from its
-// registers (emit_unsorted_in_order).
+// An unsorted selection past what one block's sort holds is written in
+// index order: from the block tier's registers (write_in_order), or by the
+// multi tier's passes over the row once the k-th's value is known
+// (multi_write_in_order_kernel).  A sorted one is written so as (value,
+// index) pairs that a radix sort over the whole GPU orders by value
+// (stably; CUB, runtime/src/topk/sort.cu) before an output pass.
 #pragma once
 
 #include <algorithm>
@@ -118,18 +119,53 @@ template <class Bits> __device__ __forceinline__ Bits warp_min_bits(Bits v) {
   }
 }
 
-// An unsorted selection of a row held in a block's registers (thread i's
-// pack q: elements (q * BLOCK + i) * P ..), written in index order: the
-// selected keys (those >= t, exactly k) whose value beats the k-th's first,
-// then the k-th's ties, each run by index.  finish_candidates orders them
-// so by two block sorts of k keys, and a k past one block's sort went
-// through the global sort; here one block scan a round of packs ranks them
-// (both runs' counts in one word: a round's counts stay below 2^16).
-// `scan`: BLOCK / 32 + 1 words; `kth`: ~0 on entry.
+// Where a selection written in index order goes: the output, or, for a
+// sorted k past one block's sort, the global sort's pairs (problem.hpp's
+// PairSort): the key (the row's rank above the order bits when the batch
+// is sorted at once) and the index, at row * k + the rank.
+struct Pairs {
+  void* keys;  // null: the output
+  unsigned* index;
+  int key_bytes;  // 4 or 8
+  bool fold;
+  int64_t batch;
+};
+
+template <class T>
+__device__ __forceinline__ void put_pair(const Pairs& pr, int64_t at, int64_t r, bits_t<T> order, uint32_t index) {
+  uint64_t key = order;
+  if constexpr (KeyOf<T>::kBits < 64)
+    if (pr.fold) key |= static_cast<uint64_t>(pr.batch - 1 - r) << KeyOf<T>::kBits;
+  if (pr.key_bytes == 4) static_cast<uint32_t*>(pr.keys)[at] = static_cast<uint32_t>(key);
+  else static_cast<uint64_t*>(pr.keys)[at] = key;
+  pr.index[at] = index;
+}
+
+// Element `e` of row r, of order bits `order`, at rank `at` of the row's
+// selection in index order.
+template <class T>
+__device__ __forceinline__ void put_in_order(const Pairs& pr, const T* row, T* values, int64_t* indices, int64_t r,
+                                             int64_t k, int64_t at, bits_t<T> order, uint32_t e) {
+  if (pr.keys) {
+    put_pair<T>(pr, r * k + at, r, order, e);
+  } else {
+    values[r * k + at] = row[e];
+    indices[r * k + at] = e;
+  }
+}
+
+// A selection of a row held in a block's registers (thread i's pack q:
+// elements (q * BLOCK + i) * P ..), written in index order: the selected
+// keys (those >= t, exactly k) whose value beats the k-th's first, then the
+// k-th's ties, each run by index: the unsorted output, or the pairs of a
+// sorted k past one block's sort.  finish_candidates orders them so by two
+// block sorts of k keys; here one block scan a round of packs ranks them
+// (both runs' counts in one word: a round's counts stay below 2^16).  `scan`: BLOCK / 32
+// + 1 words; `kth`: ~0 on entry.
 template <class T, int BLOCK, int NP, int P>
-__device__ __forceinline__ void emit_unsorted_in_order(const bits_t<T> (&s)[NP][P], key_t<T> t, const T* row,
-                                                       T* values, int64_t* indices, int64_t r, const Output& o,
-                                                       unsigned* scan, bits_t<T>* kth) {
+__device__ __forceinline__ void write_in_order(const bits_t<T> (&s)[NP][P], key_t<T> t, const T* row, T* values,
+                                               int64_t* indices, int64_t r, const Output& o, unsigned* scan,
+                                               bits_t<T>* kth, const Pairs& pr) {
   using Bits = bits_t<T>;
   static_assert(BLOCK * P < 65536, "a round's counts fit 16 bits");
   auto element = [&](int q, int j) { return (static_cast<uint32_t>(q) * BLOCK + threadIdx.x) * P + j; };
@@ -167,9 +203,9 @@ __device__ __forceinline__ void emit_unsorted_in_order(const bits_t<T> (&s)[NP][
     for (int j = 0; j < P; ++j) {
       const uint32_t e = element(q, j);
       if (e >= o.n) continue;
-      const key_t<T> key = make_key<T>(s[q][j], e);
-      if (s[q][j] > kth_order) emit(row, values, indices, r * o.k + b++, key);
-      else if (s[q][j] == kth_order && key >= t) emit(row, values, indices, r * o.k + u++, key);
+      if (s[q][j] > kth_order) put_in_order<T>(pr, row, values, indices, r, o.k, b++, s[q][j], e);
+      else if (s[q][j] == kth_order && make_key<T>(s[q][j], e) >= t)
+        put_in_order<T>(pr, row, values, indices, r, o.k, u++, s[q][j], e);
     }
     at_better += round & 0xffffu;
     at_tie += round >> 16;
@@ -177,14 +213,16 @@ __device__ __forceinline__ void emit_unsorted_in_order(const bits_t<T> (&s)[NP][
 }
 
 // Bounded to 64 registers a thread: at 104 (256 x 16 float32) two blocks
-// shared an SM and a row's selection latency was not hidden.  SORTED is
-// o.sorted, compiled apart: with the unsorted output's scans in the same
-// kernel the sorted selections ran 7-49% slower (H200: 4096 x 4096 float32
-// k 2048, 507 -> 545 us; 901 x 2492 int32 k 190, 36.4 -> 54.2).
+// shared an SM and a row's selection latency was not hidden.  SORTED: a
+// sorted k that one block's sort holds, compiled apart from the writes in
+// index order (the unsorted output, and the pairs of a larger sorted k):
+// with those scans in the same kernel the sorted selections ran 7-49%
+// slower (H200: 4096 x 4096 float32 k 2048, 507 -> 545 us; 901 x 2492
+// int32 k 190, 36.4 -> 54.2).
 template <class T, int BLOCK, int ITEMS, int R, int P, bool SORTED>
 __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
-    block_kernel(const T* __restrict__ x, T* __restrict__ values, int64_t* __restrict__ indices,
-                 key_t<T>* global_keys, Output o) {
+    block_kernel(const T* __restrict__ x, T* __restrict__ values, int64_t* __restrict__ indices, Pairs pairs,
+                 Output o) {
   using Key = key_t<T>;
   using Bits = bits_t<T>;
   constexpr int NP = ITEMS / P;
@@ -291,14 +329,12 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
   }
   const Key t = radix_select<kKeyWidth<T>, R, BLOCK, Key>(each, 0, Key(0), static_cast<unsigned>(o.k), sh);
   if constexpr (!SORTED) {
-    emit_unsorted_in_order<T, BLOCK, NP, P>(s, t, row, values, indices, r, o, scan, &kth);
-  } else {
-    const bool small = o.k <= CAP;
-    const Collected<T> c{small ? sort_keys : global_keys + r * o.k, &count, &kth};  // k <= n <= tile when CAP < kSortCapacity
+    write_in_order<T, BLOCK, NP, P>(s, t, row, values, indices, r, o, scan, &kth, pairs);
+  } else {  // k <= kSortCapacity (else the pairs, above); k <= n <= tile when CAP < kSortCapacity
+    const Collected<T> c{sort_keys, &count};
     each([&](Key key, bool valid) { collect<T>(c, key, valid && key >= t); });
     __syncthreads();
-    if (small) finish_candidates<BLOCK, T>(sort_keys, static_cast<int>(o.k), row, values, indices, r, o);
-    else prepare_global_sort<BLOCK, T>(c.keys, kth, o);
+    finish_candidates<BLOCK, T>(sort_keys, static_cast<int>(o.k), row, values, indices, r, o);
   }
 }
 
@@ -420,11 +456,11 @@ __device__ __forceinline__ void flush_stage(Stage<Key, CAP>& sg, Key* list, unsi
 // to the row's, and the last block of the row to finish (all counts in)
 // advances the row to `next` stage, choosing the bucket of digit l among
 // the keys with the decided `prefix` when it counted.
-template <class T, int BLOCK, int R>
+// D, Key: the digits counted (those of the keys, or of the order bits alone).
+template <class T, int BLOCK, int R, class D = Digits<kKeyWidth<T>, R>, class Key = key_t<T>>
 __device__ void end_pass(RowState& st, unsigned* row_hist, SelectShared<BLOCK, R>& sh, bool counted,
-                         int l, key_t<T> prefix, unsigned want, unsigned next, unsigned next_cur,
+                         int l, Key prefix, unsigned want, unsigned next, unsigned next_cur,
                          int freed_list, unsigned arrivals) {
-  using D = Digits<kKeyWidth<T>, R>;
   __shared__ bool last;
   if (counted) {
     __syncthreads();
@@ -448,9 +484,9 @@ __device__ void end_pass(RowState& st, unsigned* row_hist, SelectShared<BLOCK, R
   if (threadIdx.x == 0) {
     if (counted) {
       const Choice c = sh.choice;
-      const key_t<T> p = (prefix << D::width(l)) | key_t<T>(c.bucket);
+      const Key p = (prefix << D::width(l)) | Key(c.bucket);
       st.prefix_lo = static_cast<unsigned long long>(p);
-      if constexpr (sizeof(key_t<T>) == 16) st.prefix_hi = static_cast<unsigned long long>(p >> 64);
+      if constexpr (sizeof(Key) == 16) st.prefix_hi = static_cast<unsigned long long>(p >> 64);
       st.remaining = want - c.above;
       st.count = c.count;
       st.done = c.count == want - c.above;
@@ -681,6 +717,25 @@ __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
   st.arrived = 0;
 }
 
+// Whether the lanes of a warp share their digits, for count_digit's
+// matched form.  Even on a crowded row the digits may spread (a NaN-heavy
+// row: the NaNs crowd, the rest do not), so every eighth call a warp
+// counts the distinct digits of its lanes and matches lanes until the next
+// probe only when they are few (H100, bfloat16 36 x 141757 with 30% NaN:
+// 167 -> 185 us matching every key).  Called by whole warps.
+struct CrowdProbe {
+  unsigned calls = 0;
+  bool match = false;
+  __device__ __forceinline__ bool crowded(unsigned digit, bool valid) {
+    if ((calls++ & 7u) == 0) {
+      const unsigned peers = __match_any_sync(kFull, valid ? digit : ~0u);
+      const bool leads = __ffs(peers) - 1 == static_cast<int>(threadIdx.x % 32);
+      match = __popc(__ballot_sync(kFull, leads)) <= 8;
+    }
+    return match;
+  }
+};
+
 // Digit 0 of every key of the row.
 template <class T, int BLOCK, int R, int P>
 __global__ void __launch_bounds__(BLOCK)
@@ -703,22 +758,11 @@ __global__ void __launch_bounds__(BLOCK)
   unsigned* mine = copies + threadIdx.x % kCopies;
   // the gather found more keys at or above the bound in one block than its
   // stage holds: ties or few distinct values, whose lanes share digits
-  // Even there the digits may spread (a NaN-heavy row: the NaNs crowd, the
-  // rest do not), so every eighth key a warp counts the distinct digits of
-  // its lanes and matches lanes until the next probe only when they are
-  // few (H100, bfloat16 36 x 141757 with 30% NaN: 167 -> 185 us matching
-  // every key).
   const bool crowded = a.state[r].crowded != 0;
-  unsigned calls = 0;
-  bool match = false;
+  CrowdProbe probe;
   walk_share<T, BLOCK, P, (P == 1 ? 8 : 16 / P)>(x + r * o.n, o.n, o.largest, [&](key_t<T> key, bool valid) {
     const unsigned digit = D::digit(key, 0);
-    if (crowded && (calls++ & 7u) == 0) {
-      const unsigned peers = __match_any_sync(kFull, valid ? digit : ~0u);
-      const bool leads = __ffs(peers) - 1 == static_cast<int>(threadIdx.x % 32);
-      match = __popc(__ballot_sync(kFull, leads)) <= 8;
-    }
-    count_digit<R>(mine, digit, valid, match, kCopies);
+    count_digit<R>(mine, digit, valid, crowded && probe.crowded(digit, valid), kCopies);
   });
   __syncthreads();
   for (int b = threadIdx.x; b < D::kBins; b += BLOCK)
@@ -897,36 +941,182 @@ __global__ void __launch_bounds__(BLOCK, (FIRST ? 2048 : 1024) / BLOCK)
                         arrivals);
 }
 
-// One block per row: the chosen keys (and, from a small stage, the keys
-// still in play) sorted, the first k written.
+// One block per row, k within one block's sort: the chosen keys (and, from
+// a small stage, the keys still in play) sorted, the first k written.
 template <class T, int BLOCK, int R>
 __global__ void __launch_bounds__(BLOCK)
     multi_finish_kernel(const T* __restrict__ x, T* __restrict__ values,
                         int64_t* __restrict__ indices, MultiArgs a, Output o) {
   using Key = key_t<T>;
-  using Bits = bits_t<T>;
   __shared__ Key sort_keys[kSortCapacity<T>];
-  __shared__ Bits kth;
   wait_for_previous_grid();
   const int64_t r = blockIdx.x;
-  const T* row = x + r * o.n;
   const RowState st = a.state[r];
-  Key* sel = static_cast<Key*>(a.selected) + r * o.k;
-  if (o.k <= kSortCapacity<T>) {
-    const unsigned s = st.selected;
-    const unsigned m = st.stage == kgen::topk::kSmall ? st.listed[st.cur] : 0u;
-    const Key* list = static_cast<const Key*>(a.cand) + (r * 2 + st.cur) * a.candidates;
-    for (unsigned i = threadIdx.x; i < s + m; i += BLOCK) sort_keys[i] = i < s ? sel[i] : list[i - s];
-    __syncthreads();
-    finish_candidates<BLOCK, T>(sort_keys, static_cast<int>(s + m), row, values, indices, r, o);
-    return;
+  const Key* sel = static_cast<const Key*>(a.selected) + r * o.k;
+  const unsigned s = st.selected;
+  const unsigned m = st.stage == kgen::topk::kSmall ? st.listed[st.cur] : 0u;
+  const Key* list = static_cast<const Key*>(a.cand) + (r * 2 + st.cur) * a.candidates;
+  for (unsigned i = threadIdx.x; i < s + m; i += BLOCK) sort_keys[i] = i < s ? sel[i] : list[i - s];
+  __syncthreads();
+  finish_candidates<BLOCK, T>(sort_keys, static_cast<int>(s + m), x + r * o.n, values, indices, r, o);
+}
+
+// ---- multi: a k past one block's sort, written in index order ----------------
+//
+// No keys are collected.  Digit passes over the row find the k-th's order
+// bits alone (2 for the half types, 3 for 4-byte types with 11-bit
+// digits); each block then counts, over its share of the row, its keys of
+// a better value and of that value; and the writes take the better keys
+// first, then the ties of the lowest index, each run by index, ranked by a
+// block scan a round of packs after the counts of the blocks before.  That
+// is the unsorted output; a sorted one writes the global sort's pairs,
+// which it orders by value alone (stable: equal values stay by index).
+// Before, the select's digit passes over the whole keys appended the k
+// keys to a list (past a block's stage of 512, an atomic on the row's
+// counter a key), and the keys went through a radix sort of their order
+// and index bits whatever the order asked (H200, 73 x 92049 float32, k = n,
+// unsorted: 699 us, torch 160).
+
+// Digit l of the order bits of every key whose digits before it are the
+// decided ones; the row's last block chooses the bucket of the k-th.
+// After the last level the row state's prefix is the k-th's order bits.
+template <class T, int BLOCK, int R, int P>
+__global__ void __launch_bounds__(BLOCK)
+    multi_order_digit_kernel(const T* __restrict__ x, MultiArgs a, Output o, int l) {
+  using D = Digits<KeyOf<T>::kBits, R>;
+  using Bits = bits_t<T>;
+  wait_for_previous_grid();
+  let_next_grid_launch();
+  constexpr int kCopies = 4;  // as multi_count_kernel's
+  __shared__ SelectShared<BLOCK, R> sh;
+  __shared__ unsigned copies[D::kBins * kCopies];
+  const int64_t r = blockIdx.x;
+  RowState& st = a.state[r];
+  const Bits prefix = static_cast<Bits>(st.prefix_lo);
+  const unsigned want = l == 0 ? static_cast<unsigned>(o.k) : st.remaining;
+  for (int b = threadIdx.x; b < D::kBins * kCopies; b += BLOCK) copies[b] = 0;
+  __syncthreads();
+  unsigned* mine = copies + threadIdx.x % kCopies;
+  CrowdProbe probe;
+  walk_share_packs<T, BLOCK, P, (P == 1 ? 8 : 16 / P)>(
+      x + r * o.n, o.n, o.largest, [&](const Bits* s, uint32_t, bool valid) {
+#pragma unroll
+        for (int j = 0; j < P; ++j) {
+          const bool in = valid && D::in(s[j], l, prefix);
+          if (!__any_sync(kFull, in)) continue;  // past the first level most keys are out
+          const unsigned digit = D::digit(s[j], l);
+          count_digit<R>(mine, digit, in, probe.crowded(digit, in), kCopies);
+        }
+      });
+  __syncthreads();
+  for (int b = threadIdx.x; b < D::kBins; b += BLOCK)
+    sh.hist[b] = copies[b * kCopies] + copies[b * kCopies + 1] + copies[b * kCopies + 2] + copies[b * kCopies + 3];
+  end_pass<T, BLOCK, R, D, Bits>(st, a.hist + r * D::kBins, sh, true, l, prefix, want, kgen::topk::kRow, 0, -1,
+                                 gridDim.y);
+}
+
+template <class T> __device__ __forceinline__ bits_t<T> kth_order_of(const RowState& st) {
+  return static_cast<bits_t<T>>(st.prefix_lo);
+}
+
+template <class T, int BLOCK, int P>
+__global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
+    multi_rank_count_kernel(const T* __restrict__ x, MultiArgs a, Output o) {
+  wait_for_previous_grid();
+  let_next_grid_launch();
+  __shared__ unsigned better_here, tied_here;
+  const int64_t r = blockIdx.x;
+  const bits_t<T> kth = kth_order_of<T>(a.state[r]);
+  if (threadIdx.x == 0) better_here = tied_here = 0;
+  __syncthreads();
+  unsigned better = 0, tied = 0;
+  walk_share_packs<T, BLOCK, P, (P == 1 ? 8 : 16 / P)>(
+      x + r * o.n, o.n, o.largest, [&](const bits_t<T>* s, uint32_t, bool valid) {
+#pragma unroll
+        for (int j = 0; j < P; ++j) {
+          better += valid && s[j] > kth;
+          tied += valid && s[j] == kth;
+        }
+      });
+  better = __reduce_add_sync(kFull, better);
+  tied = __reduce_add_sync(kFull, tied);
+  if (threadIdx.x % 32 == 0 && (better | tied)) {
+    atomicAdd(&better_here, better);
+    atomicAdd(&tied_here, tied);
   }
-  // k past one block's sort: the row's k keys are all in its selected list
-  if (threadIdx.x == 0) kth = ~Bits(0);
   __syncthreads();
-  for (int64_t i = threadIdx.x; i < o.k; i += BLOCK) atomic_min_bits(&kth, key_order<T>(sel[i]));
+  if (threadIdx.x == 0) {
+    above_counts(a, r)[blockIdx.y] = better_here;
+    tie_counts(a, r)[blockIdx.y] = tied_here;
+  }
+}
+
+template <class T, int BLOCK, int P>
+__global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
+    multi_write_in_order_kernel(const T* __restrict__ x, T* __restrict__ values, int64_t* __restrict__ indices,
+                                MultiArgs a, Output o, Pairs pairs) {
+  static_assert(BLOCK * P < 65536, "a round's counts fit 16 bits");
+  wait_for_previous_grid();
+  __shared__ unsigned sums[3];  // better keys of the blocks before, their ties, better keys of the row
+  __shared__ unsigned scan[BLOCK / 32 + 1];
+  const int64_t r = blockIdx.x;
+  const T* row = x + r * o.n;
+  const bits_t<T> kth = kth_order_of<T>(a.state[r]);
+  const unsigned* above = above_counts(a, r);
+  const unsigned* ties = tie_counts(a, r);
+  if (threadIdx.x < 3) sums[threadIdx.x] = 0;
   __syncthreads();
-  prepare_global_sort<BLOCK, T>(sel, kth, o);
+  unsigned b_before = 0, t_before = 0, b_all = 0;
+  for (unsigned y = threadIdx.x; y < gridDim.y; y += BLOCK) {
+    const unsigned b = above[y];
+    b_all += b;
+    if (y < blockIdx.y) {
+      b_before += b;
+      t_before += ties[y];
+    }
+  }
+  b_before = __reduce_add_sync(kFull, b_before);
+  t_before = __reduce_add_sync(kFull, t_before);
+  b_all = __reduce_add_sync(kFull, b_all);
+  if (threadIdx.x % 32 == 0) {
+    atomicAdd(&sums[0], b_before);
+    atomicAdd(&sums[1], t_before);
+    atomicAdd(&sums[2], b_all);
+  }
+  __syncthreads();
+  const unsigned better_from = sums[0], ties_before = sums[1], better_all = sums[2];
+  const unsigned want = static_cast<unsigned>(o.k) - better_all;  // the row's ties to take, lowest index first
+  const unsigned mine = above[blockIdx.y];
+  const unsigned tied = ties[blockIdx.y];
+  const unsigned need = ties_before < want ? (tied < want - ties_before ? tied : want - ties_before) : 0u;
+  if (mine == 0 && need == 0) return;  // the whole block
+  const unsigned ties_from = better_all + ties_before;
+  unsigned took = 0, tie_rank = 0;  // the same in every thread
+  walk_share_packs<T, BLOCK, P, (P == 1 ? 8 : 16 / P)>(
+      row, o.n, o.largest,
+      [&](const bits_t<T>* s, uint32_t e0, bool valid) {
+        if (took >= mine && tie_rank >= need) return;
+        unsigned c = 0;  // better keys in the low half, ties in the high
+#pragma unroll
+        for (int j = 0; j < P; ++j)
+          if (valid) c += s[j] > kth ? 1u : s[j] == kth ? 1u << 16 : 0u;
+        unsigned round = 0;
+        const unsigned before = block_exclusive_sum<BLOCK>(c, scan, &round);
+        unsigned b = took + (before & 0xffffu), t = tie_rank + (before >> 16);
+#pragma unroll
+        for (int j = 0; j < P; ++j) {
+          if (!valid) continue;
+          if (s[j] > kth) {
+            put_in_order<T>(pairs, row, values, indices, r, o.k, better_from + b++, s[j], e0 + j);
+          } else if (s[j] == kth) {
+            if (t < need) put_in_order<T>(pairs, row, values, indices, r, o.k, ties_from + t, s[j], e0 + j);
+            ++t;
+          }
+        }
+        took += round & 0xffffu;
+        tie_rank += round >> 16;
+      },
+      [&] { return took >= mine && tie_rank >= need; });
 }
 
 // ---- queue: one warp per row, the best keys in registers ----------------------
@@ -1187,28 +1377,30 @@ __global__ void __launch_bounds__(BLOCK)
 
 // ---- the global sort's output pass ----------------------------------------------
 
-// The first k sorted keys of each row (rows of `stride` keys: k, or n when
-// every key was sorted) written out.
+// The first k sorted pairs of each row (rows of `stride` pairs: k, or n when
+// every element was sorted) written out: their indices, and the values
+// read from x.
 template <class T>
 __global__ void emit_sorted_kernel(const T* __restrict__ x, T* __restrict__ values,
-                                   int64_t* __restrict__ indices, const key_t<T>* keys,
+                                   int64_t* __restrict__ indices, const unsigned* __restrict__ index,
                                    int64_t n, int64_t k, int64_t stride, int64_t total) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
        i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t row = i / k;
-    emit(x + row * n, values, indices, i, keys[row * stride + (i - row * k)]);
+    const uint32_t e = index[row * stride + (i - row * k)];
+    values[i] = x[row * n + e];
+    indices[i] = e;
   }
 }
 
-// Every element's key (sorts_all), in row order.
+// Every element's pair (sorts_all), in row order: already by index.
 template <class T>
-__global__ void all_keys_kernel(const T* __restrict__ x, key_t<T>* __restrict__ keys, int64_t batch, int64_t n,
-                                bool largest) {
+__global__ void all_pairs_kernel(const T* __restrict__ x, Pairs pr, int64_t batch, int64_t n, bool largest) {
   const int64_t total = batch * n;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
        i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t row = i / n;
-    keys[i] = make_key<T>(order_bits<T>(x[i], largest), static_cast<uint32_t>(i - row * n));
+    put_pair<T>(pr, i, row, order_bits<T>(x[i], largest), static_cast<uint32_t>(i - row * n));
   }
 }
 
@@ -1220,58 +1412,99 @@ inline unsigned grid_for(int64_t total) {
   return static_cast<unsigned>((total + 255) / 256 < 4096 ? (total + 255) / 256 : 4096);
 }
 
-// Sorts the batch's rows of `per_row` keys (k, or n when sorts_all) and
-// writes the first k of each.
+// The global sort's pairs (problem.hpp's plan_sort): the first of their two buffers.
+inline Pairs pairs_for(const Problem& p, const Plan& pl, const kgen::topk::PairSort& s) {
+  return Pairs{region(p, pl.pair_keys_at), reinterpret_cast<unsigned*>(region(p, pl.pair_indices_at)),
+               s.key_bytes, s.fold, p.batch};
+}
+
+// Sorts the pairs the kernels wrote and writes the first k of each row.
 template <class T>
-cudaError_t sort_in_global(const Problem& p, const Plan& pl, void* keys, cudaStream_t stream, int64_t per_row) {
-  const void* sorted = nullptr;  // the sort leaves them in `keys` or the sorted region
-  cudaError_t err = kgen::topk::global_sort(static_cast<int>(sizeof(key_t<T>)), kgen::topk::sort_key_bits(p), keys,
-                                            region(p, pl.sorted_keys_at), p.batch * per_row, p.batch,
-                                            region(p, pl.sort_temp_at), pl.sort_temp, stream, &sorted);
+cudaError_t sort_in_global(const Problem& p, const Plan& pl, const kgen::topk::PairSort& s, cudaStream_t stream) {
+  void* const keys[2] = {region(p, pl.pair_keys_at), region(p, pl.pair_keys_at + pl.pair_keys / 2)};
+  unsigned* const index[2] = {reinterpret_cast<unsigned*>(region(p, pl.pair_indices_at)),
+                              reinterpret_cast<unsigned*>(region(p, pl.pair_indices_at + pl.pair_indices / 2))};
+  bool second = false;
+  cudaError_t err = kgen::topk::global_sort(s, keys, index, region(p, pl.sort_temp_at), pl.sort_temp, stream,
+                                            &second);
   if (err != cudaSuccess) return err;
   const int64_t total = p.batch * p.k;
   emit_sorted_kernel<T><<<grid_for(total), 256, 0, stream>>>(static_cast<const T*>(p.x), static_cast<T*>(p.values),
-                                                            p.indices, static_cast<const key_t<T>*>(sorted), p.n,
-                                                            p.k, per_row, total);
+                                                            p.indices, index[second ? 1 : 0], p.n, p.k,
+                                                            s.per_row, total);
   return cudaGetLastError();
 }
 
-// sorts_all: every key of every row, sorted, the first k written.
+// sorts_all: every element of every row, sorted, the first k written.
 template <class T>
 cudaError_t sort_all(const Problem& p, cudaStream_t stream) {
   const Plan pl = kgen::topk::plan_sort_all(p);
-  key_t<T>* keys = reinterpret_cast<key_t<T>*>(region(p, pl.selected_at));
-  all_keys_kernel<T><<<grid_for(p.batch * p.n), 256, 0, stream>>>(
-      static_cast<const T*>(p.x), keys, p.batch, p.n, p.largest);
+  const kgen::topk::PairSort s = kgen::topk::pair_sort(p, p.n);
+  all_pairs_kernel<T><<<grid_for(p.batch * p.n), 256, 0, stream>>>(static_cast<const T*>(p.x),
+                                                                   pairs_for(p, pl, s), p.batch, p.n, p.largest);
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) return err;
-  return sort_in_global<T>(p, pl, keys, stream, p.n);
+  return sort_in_global<T>(p, pl, s, stream);
 }
 
 template <class T, int BLOCK, int ITEMS, int R, int P>
 cudaError_t launch_block(const void* problem, cudaStream_t stream) {
   const Problem& p = *static_cast<const Problem*>(problem);
   const Plan pl = kgen::topk::plan_block(p);
-  key_t<T>* keys = pl.bytes ? reinterpret_cast<key_t<T>*>(region(p, pl.selected_at)) : nullptr;
   const auto x = static_cast<const T*>(p.x);
   const auto values = static_cast<T*>(p.values);
   const Output o{p.n, p.k, p.largest, p.sorted};
   const auto blocks = static_cast<unsigned>(p.batch);
-  // unsorted: written in index order by the block (emit_unsorted_in_order)
-  if (!p.sorted) {
-    block_kernel<T, BLOCK, ITEMS, R, P, false><<<blocks, BLOCK, 0, stream>>>(x, values, p.indices, keys, o);
+  if (p.sorted && kgen::topk::sorts_in_block(p)) {
+    block_kernel<T, BLOCK, ITEMS, R, P, true><<<blocks, BLOCK, 0, stream>>>(x, values, p.indices, Pairs{}, o);
     return cudaGetLastError();
   }
-  block_kernel<T, BLOCK, ITEMS, R, P, true><<<blocks, BLOCK, 0, stream>>>(x, values, p.indices, keys, o);
-  cudaError_t err = cudaGetLastError();
-  if (err != cudaSuccess || kgen::topk::sorts_in_block(p)) return err;
-  return sort_in_global<T>(p, pl, keys, stream, p.k);
+  // written in index order by the block (write_in_order): the output, or the global sort's pairs
+  const kgen::topk::PairSort s = kgen::topk::pair_sort(p, p.k);
+  const Pairs pairs = p.sorted ? pairs_for(p, pl, s) : Pairs{};
+  block_kernel<T, BLOCK, ITEMS, R, P, false><<<blocks, BLOCK, 0, stream>>>(x, values, p.indices, pairs, o);
+  const cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess || !p.sorted) return err;
+  return sort_in_global<T>(p, pl, s, stream);
+}
+
+// A k past one block's sort (problem.hpp's plan_large_k): the k-th's order
+// bits by digit passes, each block's counts, the writes in index order.
+template <class T, int BLOCK, int R, int P>
+cudaError_t launch_large_k(const Problem& p, cudaStream_t stream) {
+  const Plan pl = kgen::topk::plan_large_k(p, BLOCK, P, R);
+  MultiArgs a{reinterpret_cast<RowState*>(region(p, pl.state_at)),
+              reinterpret_cast<unsigned*>(region(p, pl.hist_at)), nullptr, nullptr, nullptr,
+              reinterpret_cast<unsigned*>(region(p, pl.ties_at)), p.batch, 0, 0};
+  const Output o{p.n, p.k, p.largest, p.sorted};
+  // the row states and digit counts start at zero
+  cudaError_t err = cudaMemsetAsync(p.workspace, 0, pl.ties_at, stream);
+  if (err != cudaSuccess) return err;
+  const dim3 grid(static_cast<unsigned>(p.batch), static_cast<unsigned>(pl.blocks_per_row));
+  const T* x = static_cast<const T*>(p.x);
+  const bool chained = p.device->code_arch >= 90;  // as launch_multi's
+  constexpr int kLevels = Digits<KeyOf<T>::kBits, R>::kLevels;
+  for (int l = 0; l < kLevels; ++l)
+    if ((err = launch_chained(chained && l > 0, multi_order_digit_kernel<T, BLOCK, R, P>, grid, BLOCK, stream, x, a,
+                              o, l)) != cudaSuccess)
+      return err;
+  if ((err = launch_chained(chained, multi_rank_count_kernel<T, BLOCK, P>, grid, BLOCK, stream, x, a, o)) !=
+      cudaSuccess)
+    return err;
+  const kgen::topk::PairSort s = kgen::topk::pair_sort(p, p.k);
+  const Pairs pairs = p.sorted ? pairs_for(p, pl, s) : Pairs{};
+  if ((err = launch_chained(chained, multi_write_in_order_kernel<T, BLOCK, P>, grid, BLOCK, stream, x,
+                            static_cast<T*>(p.values), p.indices, a, o, pairs)) != cudaSuccess ||
+      !p.sorted)
+    return err;
+  return sort_in_global<T>(p, pl, s, stream);
 }
 
 template <class T, int BLOCK, int R, int P>
 cudaError_t launch_multi(const void* problem, cudaStream_t stream) {
   const Problem& p = *static_cast<const Problem*>(problem);
   if (kgen::topk::sorts_all(p)) return sort_all<T>(p, stream);
+  if (!kgen::topk::sorts_in_block(p)) return launch_large_k<T, BLOCK, R, P>(p, stream);
   const Plan pl = kgen::topk::plan_multi(p, BLOCK, P, R);
   MultiArgs a{reinterpret_cast<RowState*>(region(p, pl.state_at)),
               reinterpret_cast<unsigned*>(region(p, pl.hist_at)), region(p, pl.selected_at),
@@ -1315,10 +1548,8 @@ cudaError_t launch_multi(const void* problem, cudaStream_t stream) {
                               a, o, l)) != cudaSuccess)
       return err;
   // the finishing sort with 1024 threads whatever the passes' block size
-  err = launch_chained(chained, multi_finish_kernel<T, 1024, R>, dim3(static_cast<unsigned>(p.batch)),
-                       1024, stream, x, static_cast<T*>(p.values), p.indices, a, o);
-  if (err != cudaSuccess || kgen::topk::sorts_in_block(p)) return err;
-  return sort_in_global<T>(p, pl, a.selected, stream, p.k);
+  return launch_chained(chained, multi_finish_kernel<T, 1024, R>, dim3(static_cast<unsigned>(p.batch)), 1024,
+                        stream, x, static_cast<T*>(p.values), p.indices, a, o);
 }
 
 template <class T, int C, int P>

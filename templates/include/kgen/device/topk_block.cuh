@@ -140,12 +140,10 @@ __device__ Key radix_select(Each&& each, int level, Key prefix, unsigned want,
   return prefix;  // not reached: keys are distinct
 }
 
-// Where the selected keys of a row go before the sort: shared memory when
-// the row's k fit one block's sort, else the row's slice of a global list.
+// Where the selected keys of a row go before the block's sort.
 template <class T> struct Collected {
-  key_t<T>* keys;    // smem buffer, or the global list at row * k
+  key_t<T>* keys;    // smem buffer
   unsigned* count;   // smem counter
-  bits_t<T>* kth;    // smem: the lowest order bits among the keys (the k-th value)
 };
 
 __device__ __forceinline__ void atomic_min_bits(uint32_t* a, uint32_t v) { atomicMin(a, v); }
@@ -162,10 +160,7 @@ __device__ __forceinline__ void collect(const Collected<T>& c, key_t<T> key, boo
   unsigned base = 0;
   if (lane == leader) base = atomicAdd(c.count, __popc(m));
   base = __shfl_sync(kFull, base, leader);
-  if (take) {
-    c.keys[base + __popc(m & ((1u << lane) - 1u))] = key;
-    atomic_min_bits(c.kth, key_order<T>(key));
-  }
+  if (take) c.keys[base + __popc(m & ((1u << lane) - 1u))] = key;
 }
 
 // Sorts n (a power of two) keys in shared memory, descending.
@@ -227,14 +222,6 @@ __device__ void finish_candidates(key_t<T>* keys, int m, const T* row, T* values
   }
   for (int i = threadIdx.x; i < k; i += BLOCK)
     emit(row, values, indices, row_id * o.k + i, keys[i]);
-}
-
-// When k is too large for that: the keys were collected to the row's global
-// list for the sort that follows; unsorted output relabels them in place.
-template <int BLOCK, class T>
-__device__ void prepare_global_sort(key_t<T>* keys, bits_t<T> kth, const Output& o) {
-  if (!o.sorted)
-    for (int64_t i = threadIdx.x; i < o.k; i += BLOCK) keys[i] = unsorted_key<T>(keys[i], kth);
 }
 
 }  // namespace topk
