@@ -142,15 +142,15 @@ __device__ __forceinline__ void put_pair(const Pairs& pr, int64_t at, int64_t r,
 }
 
 // Element `e` of row r, of order bits `order`, at rank `at` of the row's
-// selection in index order.
+// selection in index order; its value made from the order bits.
 template <class T>
 __device__ __forceinline__ void put_in_order(const Pairs& pr, const T* row, T* values, int64_t* indices, int64_t r,
-                                             int64_t k, int64_t at, bits_t<T> order, uint32_t e) {
+                                             const Output& o, int64_t at, bits_t<T> order, uint32_t e) {
   if (pr.keys) {
-    put_pair<T>(pr, r * k + at, r, order, e);
+    put_pair<T>(pr, r * o.k + at, r, order, e);
   } else {
-    values[r * k + at] = row[e];
-    indices[r * k + at] = e;
+    values[r * o.k + at] = value_of<T>(order, o.largest, row, e);
+    indices[r * o.k + at] = e;
   }
 }
 
@@ -203,9 +203,9 @@ __device__ __forceinline__ void write_in_order(const bits_t<T> (&s)[NP][P], key_
     for (int j = 0; j < P; ++j) {
       const uint32_t e = element(q, j);
       if (e >= o.n) continue;
-      if (s[q][j] > kth_order) put_in_order<T>(pr, row, values, indices, r, o.k, b++, s[q][j], e);
+      if (s[q][j] > kth_order) put_in_order<T>(pr, row, values, indices, r, o, b++, s[q][j], e);
       else if (s[q][j] == kth_order && make_key<T>(s[q][j], e) >= t)
-        put_in_order<T>(pr, row, values, indices, r, o.k, u++, s[q][j], e);
+        put_in_order<T>(pr, row, values, indices, r, o, u++, s[q][j], e);
     }
     at_better += round & 0xffffu;
     at_tie += round >> 16;
@@ -980,8 +980,11 @@ __global__ void __launch_bounds__(BLOCK)
 // Digit l of the order bits of every key whose digits before it are the
 // decided ones; the row's last block chooses the bucket of the k-th.
 // After the last level the row state's prefix is the k-th's order bits.
+// Bounded to 64 registers a thread (two blocks of 512 an SM, as the
+// shared counts allow): unbounded, 73 x 92049 float32 read 27.5 MB in 30-34
+// us a level (H200), where the count pass took 13.
 template <class T, int BLOCK, int R, int P>
-__global__ void __launch_bounds__(BLOCK)
+__global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
     multi_order_digit_kernel(const T* __restrict__ x, MultiArgs a, Output o, int l) {
   using D = Digits<KeyOf<T>::kBits, R>;
   using Bits = bits_t<T>;
@@ -1051,8 +1054,10 @@ __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
   }
 }
 
+// 64 registers a thread: at 32 (four blocks of 512 an SM) it spilled 24-276
+// bytes.
 template <class T, int BLOCK, int P>
-__global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
+__global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
     multi_write_in_order_kernel(const T* __restrict__ x, T* __restrict__ values, int64_t* __restrict__ indices,
                                 MultiArgs a, Output o, Pairs pairs) {
   static_assert(BLOCK * P < 65536, "a round's counts fit 16 bits");
@@ -1107,9 +1112,9 @@ __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
         for (int j = 0; j < P; ++j) {
           if (!valid) continue;
           if (s[j] > kth) {
-            put_in_order<T>(pairs, row, values, indices, r, o.k, better_from + b++, s[j], e0 + j);
+            put_in_order<T>(pairs, row, values, indices, r, o, better_from + b++, s[j], e0 + j);
           } else if (s[j] == kth) {
-            if (t < need) put_in_order<T>(pairs, row, values, indices, r, o.k, ties_from + t, s[j], e0 + j);
+            if (t < need) put_in_order<T>(pairs, row, values, indices, r, o, ties_from + t, s[j], e0 + j);
             ++t;
           }
         }
@@ -1378,17 +1383,22 @@ __global__ void __launch_bounds__(BLOCK)
 // ---- the global sort's output pass ----------------------------------------------
 
 // The first k sorted pairs of each row (rows of `stride` pairs: k, or n when
-// every element was sorted) written out: their indices, and the values
-// read from x.
+// every element was sorted) written out: their indices, and the values made
+// from the keys' order bits (value_of: x is read only for a NaN).  Reading
+// x by index instead gathered a 32-byte sector a value (H200, 9.1M float32,
+// k = n: 121 us, 260 MB read for 36 MB of values).
 template <class T>
 __global__ void emit_sorted_kernel(const T* __restrict__ x, T* __restrict__ values,
-                                   int64_t* __restrict__ indices, const unsigned* __restrict__ index,
-                                   int64_t n, int64_t k, int64_t stride, int64_t total) {
+                                   int64_t* __restrict__ indices, const void* __restrict__ keys, int key_bytes,
+                                   const unsigned* __restrict__ index, Output o, int64_t stride, int64_t total) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
        i += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t row = i / k;
-    const uint32_t e = index[row * stride + (i - row * k)];
-    values[i] = x[row * n + e];
+    const int64_t row = i / o.k;
+    const int64_t at = row * stride + (i - row * o.k);
+    const uint64_t key = key_bytes == 4 ? static_cast<const uint32_t*>(keys)[at] : static_cast<const uint64_t*>(keys)[at];
+    const uint32_t e = index[at];
+    constexpr uint64_t kOrder = KeyOf<T>::kBits == 64 ? ~0ull : (1ull << KeyOf<T>::kBits) - 1;  // the row's rank above
+    values[i] = value_of<T>(static_cast<bits_t<T>>(key & kOrder), o.largest, x + row * o.n, e);
     indices[i] = e;
   }
 }
@@ -1429,9 +1439,11 @@ cudaError_t sort_in_global(const Problem& p, const Plan& pl, const kgen::topk::P
                                             &second);
   if (err != cudaSuccess) return err;
   const int64_t total = p.batch * p.k;
+  const int b = second ? 1 : 0;
   emit_sorted_kernel<T><<<grid_for(total), 256, 0, stream>>>(static_cast<const T*>(p.x), static_cast<T*>(p.values),
-                                                            p.indices, index[second ? 1 : 0], p.n, p.k,
-                                                            s.per_row, total);
+                                                            p.indices, keys[b], s.key_bytes, index[b],
+                                                            Output{p.n, p.k, p.largest, p.sorted}, s.per_row,
+                                                            total);
   return cudaGetLastError();
 }
 

@@ -29,6 +29,7 @@ template <> struct KeyOf<float> {
     if (v != v) return 0xffffffffu;
     return u ^ ((u & 0x80000000u) ? 0xffffffffu : 0x80000000u);
   }
+  __device__ static float value(Bits b) { return __uint_as_float(b & 0x80000000u ? b ^ 0x80000000u : ~b); }
 };
 
 template <> struct KeyOf<double> {
@@ -40,6 +41,9 @@ template <> struct KeyOf<double> {
     if (v != v) return ~0ull;
     return u ^ ((u >> 63) ? ~0ull : (1ull << 63));
   }
+  __device__ static double value(Bits b) {
+    return __longlong_as_double(static_cast<long long>(b >> 63 ? b ^ (1ull << 63) : ~b));
+  }
 };
 
 template <> struct KeyOf<int> {
@@ -47,6 +51,7 @@ template <> struct KeyOf<int> {
   using Key = uint64_t;
   static constexpr int kBits = 32;
   __device__ static Bits bits(int v) { return static_cast<uint32_t>(v) ^ 0x80000000u; }
+  __device__ static int value(Bits b) { return static_cast<int>(b ^ 0x80000000u); }
 };
 
 // Half types: 16 order bits; NaN is an exponent of all ones and a nonzero
@@ -59,12 +64,17 @@ template <uint32_t kInfBits> struct HalfKey {
     if ((u & 0x7fffu) > kInfBits) return 0xffffu;
     return u ^ ((u & 0x8000u) ? 0xffffu : 0x8000u);
   }
+  __device__ static unsigned short raw(Bits b) {
+    return static_cast<unsigned short>(b & 0x8000u ? b ^ 0x8000u : ~b & 0xffffu);
+  }
 };
 template <> struct KeyOf<__half> : HalfKey<0x7c00u> {
   __device__ static Bits bits(__half v) { return from_raw(__half_as_ushort(v)); }
+  __device__ static __half value(Bits b) { return __ushort_as_half(raw(b)); }
 };
 template <> struct KeyOf<__nv_bfloat16> : HalfKey<0x7f80u> {
   __device__ static Bits bits(__nv_bfloat16 v) { return from_raw(__bfloat16_as_ushort(v)); }
+  __device__ static __nv_bfloat16 value(Bits b) { return __ushort_as_bfloat16(raw(b)); }
 };
 
 template <class T> using bits_t = typename KeyOf<T>::Bits;
@@ -79,6 +89,20 @@ __device__ __forceinline__ bits_t<T> order_bits(T v, bool largest) {
   if (largest) return b;
   constexpr bits_t<T> mask = B == sizeof(bits_t<T>) * 8 ? ~bits_t<T>(0) : ((bits_t<T>(1) << B) - 1);
   return ~b & mask;
+}
+
+// order_bits' inverse: the value of element e of `row` from its order bits,
+// read from the row only for the bits every NaN shares (its payload kept,
+// as torch.topk keeps it).
+template <class T> struct HasNaN { static constexpr bool value = true; };
+template <> struct HasNaN<int> { static constexpr bool value = false; };
+template <class T>
+__device__ __forceinline__ T value_of(bits_t<T> order, bool largest, const T* row, uint32_t e) {
+  constexpr int B = KeyOf<T>::kBits;
+  constexpr bits_t<T> mask = B == sizeof(bits_t<T>) * 8 ? ~bits_t<T>(0) : ((bits_t<T>(1) << B) - 1);
+  const bits_t<T> b = largest ? order : ~order & mask;
+  if (HasNaN<T>::value && b == mask) return row[e];
+  return KeyOf<T>::value(b);
 }
 
 template <class T>
