@@ -240,7 +240,8 @@ inline Plan plan_multi(const Problem& p, int block, int pack, int radix) {
   return pl;
 }
 
-// An unsorted selection is written in index order by the block: no sort.
+// The block writes a selection in index order from its registers: the
+// unsorted output (no sort), or a sorted k's pairs for the global sort.
 inline Plan plan_block(const Problem& p) {
   Plan pl;
   plan_sort(pl, p, p.k);

@@ -25,9 +25,9 @@
 // An unsorted selection past what one block's sort holds is written in
 // index order: from the block tier's registers (write_in_order), or by the
 // multi tier's passes over the row once the k-th's value is known
-// (multi_write_in_order_kernel).  A sorted one is written so as (value,
-// index) pairs that a radix sort over the whole GPU orders by value
-// (stably; CUB, runtime/src/topk/sort.cu) before an output pass.
+// (multi_write_in_order_kernel).  A sorted one is written as (value, index)
+// pairs, which a radix sort over the whole GPU orders by value (stably;
+// CUB, runtime/src/topk/sort.cu) before an output pass.
 #pragma once
 
 #include <algorithm>
@@ -160,8 +160,8 @@ __device__ __forceinline__ void put_in_order(const Pairs& pr, const T* row, T* v
 // k-th's ties, each run by index: the unsorted output, or the pairs of a
 // sorted k past one block's sort.  finish_candidates orders them so by two
 // block sorts of k keys; here one block scan a round of packs ranks them
-// (both runs' counts in one word: a round's counts stay below 2^16).  `scan`: BLOCK / 32
-// + 1 words; `kth`: ~0 on entry.
+// (both runs' counts in one word: a round's counts stay below 2^16).
+// `scan`: BLOCK / 32 + 1 words; `kth`: ~0 on entry.
 template <class T, int BLOCK, int NP, int P>
 __device__ __forceinline__ void write_in_order(const bits_t<T> (&s)[NP][P], key_t<T> t, const T* row, T* values,
                                                int64_t* indices, int64_t r, const Output& o, unsigned* scan,
