@@ -55,7 +55,12 @@ LARGE = [(73, 53395, 39652, "f16", "random", False, False), (73, 92049, 92049, "
          (64, 50000, 40000, "f32", "random", True, True), (1000, 8000, 6000, "f16", "random", True, True),
          (200, 20000, 5000, "f32", "random", True, True), (200, 20000, 5000, "bf16", "random", True, False),
          (1, 1 << 24, 100000, "f32", "random", True, True), (1, 1 << 24, 100000, "f32", "random", True, False),
-         (16, 1 << 20, 65536, "bf16", "random", True, False), (16, 1 << 20, 65536, "bf16", "ten", True, True)]
+         (16, 1 << 20, 65536, "bf16", "random", True, False), (16, 1 << 20, 65536, "bf16", "ten", True, True),
+         # the block tier's sorted k of 1025-4096
+         (2826, 2921, 2232, "f16", "ten", True, True), (400, 27701, 1769, "f16", "desc", True, True),
+         (76, 2112, 2112, "bf16", "ten", True, True), (1, 21559, 2605, "bf16", "equal", False, True),
+         (2, 4096, 2197, "f16", "asc", False, True), (1000, 4096, 2048, "bf16", "random", True, True),
+         (1095, 3606, 3606, "i32", "random", True, True)]
 for b, n, k, dt, kind, largest, sort in (LARGE if "--large" in sys.argv else CASES):
     nbytes = b * n * D[dt].itemsize
     sets = max(1, -(-4 * L2 // nbytes))
