@@ -92,6 +92,9 @@ std::vector<Shape> shapes() {
           {5, 256, 200},    {3, 481, 77},     {6, 64, 64},
           // short rows a group of lanes each (rows a warp; the last warp partly empty)
           {1000, 8, 2},     {77, 64, 3},      {35, 5, 5},      {9, 130, 17},
+          // a block's finish by radix sort: 2048 and 4096 candidates of a row (and
+          // 1024: {2, 1000, 1000}); a k past 8 a thread of the smaller blocks by bitonic
+          {5, 3000, 2000},  {3, 3500, 3100},
           // k past one block's sort: the whole batch sorted at once (topk/sort.cu), or a
           // row at a time for a few rows of millions; sorted and k >= n / 2: every key
           // sorted (sorts_all)

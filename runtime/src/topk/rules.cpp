@@ -102,7 +102,12 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // 512 x 8 146.4, 256 x 16 170.3; but 4231 x 3119 float32 k 4, 512 x
       // 8 74.5, 256 x 16 49.2).  Else the smaller block (4096 x 4096
       // float32 k 2048 sorted: 256 x 16 507.9 us, 512 x 8 568.2).
-      s.key[2] = !p.sorted && p.k > 256 ? -(q.items / q.pack_size) : 0;
+      // A sorted k's finish sorts by radix up to 8 keys a thread, past that
+      // by a bitonic sort: the block that can (H200, topk v23: 2826 x 2921
+      // float16 k 2232, 256 x 16 647 us, 512 x 8 369; 76 x 2112 bfloat16
+      // k 2112, 48.8 -> 21.3).
+      s.key[2] = !p.sorted && p.k > 256 ? -(q.items / q.pack_size)
+                 : p.sorted && dtype_size(p.dtype) < 8 && p.k > 8 * int64_t{q.block_size} ? -1 : 0;
       s.key[3] = int64_t{q.radix} * 4096 - q.block_size;
       break;
     case Tier::multi:

@@ -231,7 +231,8 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
   constexpr int CAP = BLOCK * ITEMS < kSortCapacity<T> ? pow2_at_least(BLOCK * ITEMS) : kSortCapacity<T>;
   __shared__ SelectShared<BLOCK, R> sh;
   __shared__ SelectShared<BLOCK, 8> sh_top;  // one key a thread: 8-bit digits, cheap levels
-  __shared__ Key sort_keys[CAP];
+  __shared__ FinishShared<T, BLOCK, CAP> fin;
+  Key* const sort_keys = fin.keys;
   __shared__ unsigned count;
   __shared__ Bits kth;
   __shared__ unsigned long long warp_bound;
@@ -321,20 +322,24 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
       return;
     }
     if (m <= CAP) {
-      finish_candidates<BLOCK, T>(sort_keys, static_cast<int>(m), row, values, indices, r, o);
+      finish_candidates<BLOCK, T, CAP, false>(fin, static_cast<int>(m), row, values, indices, r, o);
       return;
     }
     __syncthreads();  // too many above the bound (a row of few distinct values): count digits
     if (threadIdx.x == 0) count = 0;
   }
-  const Key t = radix_select<kKeyWidth<T>, R, BLOCK, Key>(each, 0, Key(0), static_cast<unsigned>(o.k), sh);
+  // k = n: every key is selected (the barrier orders count's reset before
+  // the collection, as radix_select's do)
+  Key t = Key(0);
+  if (o.k == o.n) __syncthreads();
+  else t = radix_select<kKeyWidth<T>, R, BLOCK, Key>(each, 0, Key(0), static_cast<unsigned>(o.k), sh);
   if constexpr (!SORTED) {
     write_in_order<T, BLOCK, NP, P>(s, t, row, values, indices, r, o, scan, &kth, pairs);
   } else {  // k <= kSortCapacity (else the pairs, above); k <= n <= tile when CAP < kSortCapacity
     const Collected<T> c{sort_keys, &count};
     each([&](Key key, bool valid) { collect<T>(c, key, valid && key >= t); });
     __syncthreads();
-    finish_candidates<BLOCK, T>(sort_keys, static_cast<int>(o.k), row, values, indices, r, o);
+    finish_candidates<BLOCK, T>(fin, static_cast<int>(o.k), row, values, indices, r, o);
   }
 }
 
@@ -948,7 +953,8 @@ __global__ void __launch_bounds__(BLOCK)
     multi_finish_kernel(const T* __restrict__ x, T* __restrict__ values,
                         int64_t* __restrict__ indices, MultiArgs a, Output o) {
   using Key = key_t<T>;
-  __shared__ Key sort_keys[kSortCapacity<T>];
+  __shared__ FinishShared<T, BLOCK, kSortCapacity<T>> fin;
+  Key* const sort_keys = fin.keys;
   wait_for_previous_grid();
   const int64_t r = blockIdx.x;
   const RowState st = a.state[r];
@@ -958,7 +964,7 @@ __global__ void __launch_bounds__(BLOCK)
   const Key* list = static_cast<const Key*>(a.cand) + (r * 2 + st.cur) * a.candidates;
   for (unsigned i = threadIdx.x; i < s + m; i += BLOCK) sort_keys[i] = i < s ? sel[i] : list[i - s];
   __syncthreads();
-  finish_candidates<BLOCK, T>(sort_keys, static_cast<int>(s + m), x + r * o.n, values, indices, r, o);
+  finish_candidates<BLOCK, T>(fin, static_cast<int>(s + m), x + r * o.n, values, indices, r, o);
 }
 
 // ---- multi: a k past one block's sort, written in index order ----------------

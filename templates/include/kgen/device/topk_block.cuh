@@ -1,7 +1,11 @@
 // Block-level pieces of top-k: digit counting, the bucket choice, the radix
-// select loop over any source of keys, and the finish (in-block bitonic sort
-// of the selected k and the output writes).
+// select loop over any source of keys, and the finish (an in-block radix or
+// bitonic sort of the selected k and the output writes).
 #pragma once
+
+#include <cub/block/block_radix_sort.cuh>
+
+#include <type_traits>
 
 #include "kgen/device/topk_keys.cuh"
 
@@ -195,18 +199,120 @@ struct Output {
   bool largest, sorted;
 };
 
-// With m >= k candidate keys of a row in shared memory, among them the
-// row's k best: sorts them (descending), keeps the first k, orders those as
-// asked (sorted: by key; unsorted: better than the k-th value first, then
-// by index) and writes values and indices.  `keys` holds the next power of
-// two >= m.
-template <int BLOCK, class T>
-__device__ void finish_candidates(key_t<T>* keys, int m, const T* row, T* values, int64_t* indices,
-                                  int64_t row_id, const Output& o) {
+// The finish's radix sort: the candidates of a row (n, a power of two,
+// IPT = n / BLOCK a thread, up to 8), each as one 64-bit key of its order
+// bits over its index's bits, sorted where radix_fits; a bitonic sort
+// otherwise.  H200, sweep (topk v23): the bitonic sort of 4096 8-byte keys
+// moves 78 x 64 KiB through shared memory, a radix sort 8-12 passes of
+// about 80 KiB (2826 x 2921 float16 k 2232: 647 -> 369 us).  But 1024 keys
+// of 1 or 2 a thread sorted slower by radix (83 x 9371 int32 k 574, 1024 x
+// 1: 38 -> 52 us; 1 x 543927 float32 k 964, 512 x 2: 68 -> 77), and 16 a
+// thread spilled 400-560 bytes at 64 registers, as did the radix sort
+// inlined where a row's keys are still live (see finish_candidates).
+// float64's keys (64 order bits and the index) do not fit 64 bits:
+// bitonic only.
+template <int BLOCK, int IPT> constexpr bool radix_fits = IPT >= 1 && BLOCK * IPT >= 1024 && (IPT >= 4 || BLOCK * IPT >= 2048);
+template <int BLOCK, int IPT> using KeySort = cub::BlockRadixSort<uint64_t, BLOCK, IPT>;
+template <int BLOCK, int CAP> constexpr int kRadixItems = CAP / BLOCK < 8 ? CAP / BLOCK : 8;  // the most
+template <class T, int BLOCK, int CAP>
+constexpr bool kRadixFinish = sizeof(key_t<T>) == 8 && radix_fits<BLOCK, kRadixItems<BLOCK, CAP>>;
+
+// The finish's shared memory: the candidates' keys, then the sort's scratch.
+template <class T, int BLOCK, int CAP> union FinishShared {
+  key_t<T> keys[CAP];
+  std::conditional_t<kRadixFinish<T, BLOCK, CAP>, typename KeySort<BLOCK, kRadixItems<BLOCK, CAP>>::TempStorage, char>
+      sort;
+};
+
+// Sorts the m candidates of f.keys by radix (descending) and writes the
+// first k as finish_candidates does.  A key is the order bits over
+// (mask - index): never 0, the empty slots' key, and the lower index first
+// among equal values.
+template <int BLOCK, class T, int CAP, int IPT>
+__device__ void finish_radix(FinishShared<T, BLOCK, CAP>& f, int m, const T* row, T* values, int64_t* indices,
+                             int64_t row_id, const Output& o) {
+  using Sort = KeySort<BLOCK, IPT>;
+  using Scratch = typename Sort::TempStorage;
+  static_assert(sizeof(Scratch) <= sizeof(f.sort), "the largest sort's scratch holds a smaller one's");
+  Scratch& scratch = *reinterpret_cast<Scratch*>(&f.sort);
+  const int k = static_cast<int>(o.k);
+  const int ib = 32 - __clz(static_cast<unsigned>(o.n));  // bits of n: mask >= n > every index
+  const uint64_t mask = (uint64_t{1} << ib) - 1u;
+  uint64_t c[IPT];
+#pragma unroll
+  for (int j = 0; j < IPT; ++j) {
+    const int i = static_cast<int>(threadIdx.x) * IPT + j;
+    const key_t<T> key = i < m ? f.keys[i] : key_t<T>(0);
+    c[j] = i < m ? (uint64_t{key_order<T>(key)} << ib) | (mask - key_index(key)) : 0u;
+  }
+  __syncthreads();  // the keys' memory is the sort's scratch
+  Sort(scratch).SortDescendingBlockedToStriped(c, 0, KeyOf<T>::kBits + ib);
+  // c[j] holds rank j * BLOCK + threadIdx.x
+  if (o.sorted) {
+#pragma unroll
+    for (int j = 0; j < IPT; ++j) {
+      const int rank = j * BLOCK + static_cast<int>(threadIdx.x);
+      if (rank >= k) break;
+      const uint32_t e = static_cast<uint32_t>(mask - (c[j] & mask));
+      values[row_id * o.k + rank] = value_of<T>(static_cast<bits_t<T>>(c[j] >> ib), o.largest, row, e);
+      indices[row_id * o.k + rank] = e;
+    }
+    return;
+  }
+  __shared__ uint64_t kth;  // the k-th's order
+#pragma unroll
+  for (int j = 0; j < IPT; ++j)
+    if (j * BLOCK + static_cast<int>(threadIdx.x) == k - 1) kth = c[j] >> ib;
+  __syncthreads();  // kth written; the scratch free again
+  const uint64_t kt = kth;
+#pragma unroll
+  for (int j = 0; j < IPT; ++j) {
+    const int rank = j * BLOCK + static_cast<int>(threadIdx.x);
+    c[j] = rank < k ? (uint64_t{(c[j] >> ib) > kt} << ib) | (c[j] & mask) : 0u;
+  }
+  Sort(scratch).SortDescendingBlockedToStriped(c, 0, ib + 1);
+#pragma unroll
+  for (int j = 0; j < IPT; ++j) {
+    const int rank = j * BLOCK + static_cast<int>(threadIdx.x);
+    if (rank >= k) break;
+    const uint32_t e = static_cast<uint32_t>(mask - (c[j] & mask));
+    values[row_id * o.k + rank] = row[e];
+    indices[row_id * o.k + rank] = e;
+  }
+}
+
+// finish_radix with the sort of n = BLOCK x IPT keys (IPT from the most
+// down); false where no sort of n keys is compiled.
+template <int BLOCK, class T, int CAP, int IPT = kRadixItems<BLOCK, CAP>>
+__device__ bool finish_radix_of(FinishShared<T, BLOCK, CAP>& f, int n, int m, const T* row, T* values,
+                                int64_t* indices, int64_t row_id, const Output& o) {
+  if constexpr (kRadixFinish<T, BLOCK, CAP> && radix_fits<BLOCK, IPT>) {
+    if (n == BLOCK * IPT) {
+      finish_radix<BLOCK, T, CAP, IPT>(f, m, row, values, indices, row_id, o);
+      return true;
+    }
+    return finish_radix_of<BLOCK, T, CAP, IPT / 2>(f, n, m, row, values, indices, row_id, o);
+  }
+  return false;
+}
+
+// With m >= k candidate keys of a row in f.keys, among them the row's k
+// best: sorts them (descending), keeps the first k, orders those as asked
+// (sorted: by key; unsorted: better than the k-th value first, then by
+// index) and writes values and indices.  CAP >= the next power of two >= m.
+// RADIX: whether the radix sort may be taken (its keys a thread are
+// registers: inlined where the row's keys are still live, 100-1400 bytes
+// spilled at 64 registers).
+template <int BLOCK, class T, int CAP, bool RADIX = true>
+__device__ void finish_candidates(FinishShared<T, BLOCK, CAP>& f, int m, const T* row, T* values,
+                                  int64_t* indices, int64_t row_id, const Output& o) {
   using Key = key_t<T>;
+  Key* keys = f.keys;
   const int k = static_cast<int>(o.k);
   int n = 1;
   while (n < m) n *= 2;
+  if constexpr (RADIX)
+    if (finish_radix_of<BLOCK, T, CAP>(f, n, m, row, values, indices, row_id, o)) return;
   for (int i = m + threadIdx.x; i < n; i += BLOCK) keys[i] = Key(0);  // below every real key
   __syncthreads();
   if (n > 1) bitonic_sort_desc<BLOCK>(keys, n);
