@@ -93,6 +93,17 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // row.  H100, kgen-bench topk --variants, batch 1-200 (topk v6): rows
       // of 2048-8192 10-14 us against 32-40, of 16384 15-25 against 33-59,
       // of 32768 18-38 against 35-68; H200 alike up to 8192.
+      // Rows past 16384 (blocks of 1024 x 32 alone hold them) with k past
+      // 1536: the multi tier, several blocks a row.  H200, sweeps (topk
+      // v25): 60 x 20377 bfloat16 k 10897 59.3 -> 40.8 us, 949 x 16525
+      // int32 k = n 1619 -> 1051, 400 x 27701 float16 k 1769 199 -> 171,
+      // 1 x 21559 bfloat16 constant k 2605 59.3 -> 52.7.  Rows of repeated
+      // values with k of 1107-1432 ran slower there (39 x 32768 float16 of
+      // 1000 values k 1107 38.9 -> 64.3, 52 x 25057 bfloat16 of 4 k 1432
+      // 54.0 -> 75.6, 64 x 23589 int32 constant k 1112 79.9 -> 97.5), hence
+      // 1536, which leaves 133 x 25939 int32 descending k 1065 (145 us in
+      // the block, 128 in the multi tier) to the block.
+      if (int64_t{q.block_size} * q.items > 16384 && p.k > 1536) return Score::reject();
       s.key[0] = 2;
       s.key[1] = -(int64_t{q.block_size} * q.items);  // the tightest row capacity
       // an unsorted k past the bound path of blocks up to 512 (2k <= block)
