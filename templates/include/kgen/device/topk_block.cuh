@@ -211,7 +211,8 @@ struct Output {
 // inlined where a row's keys are still live (see finish_candidates).
 // float64's keys (64 order bits and the index) do not fit 64 bits:
 // bitonic only.
-template <int BLOCK, int IPT> constexpr bool radix_fits = IPT >= 1 && BLOCK * IPT >= 1024 && (IPT >= 4 || BLOCK * IPT >= 2048);
+template <int BLOCK, int IPT>
+constexpr bool radix_fits = IPT >= 1 && BLOCK * IPT >= 1024 && (IPT >= 4 || BLOCK * IPT >= 2048);
 template <int BLOCK, int IPT> using KeySort = cub::BlockRadixSort<uint64_t, BLOCK, IPT>;
 template <int BLOCK, int CAP> constexpr int kRadixItems = CAP / BLOCK < 8 ? CAP / BLOCK : 8;  // the most
 template <class T, int BLOCK, int CAP>
