@@ -515,6 +515,20 @@ template <class Key> __device__ __forceinline__ void set_prefix(RowState& st, Ke
   if constexpr (sizeof(Key) == 16) st.prefix_hi = static_cast<unsigned long long>(p >> 64);
 }
 
+// The k-th largest of a row's offers, by a block.  An offer carries no
+// index bits (make_key(order, ~0u) leaves them 0), so the select runs over
+// the order bits alone (2 levels of 8-bit digits for the half types, where
+// the whole key took 6), and the offers, a row's largest values, share
+// their top digits: counted by the matched form (one atomic a digit of a
+// warp).  H200, 1 x 15892221 bfloat16 (pack 1): the bound kernel took
+// 18.3 us over the whole keys, one shared atomic a key.
+// `each` gives the offers' order bits.
+template <class T, class Each, int BLOCK>
+__device__ key_t<T> offers_bound(Each&& each, unsigned k, SelectShared<BLOCK, 8>& sh) {
+  using Bits = bits_t<T>;
+  return key_t<T>(radix_select<KeyOf<T>::kBits, 8, BLOCK, Bits>(each, 0, Bits(0), k, sh, true)) << 32;
+}
+
 // The bound pass: each warp offers the t largest of its lanes' largest keys
 // (t distinct keys of the row, sorted by one warp network).  One read of
 // the row, no atomics or barriers per key, full residency.  (Offers per
@@ -563,8 +577,8 @@ __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
     const Key v = load_cg(offers + i);
     mine = v > mine ? v : mine;
   }
-  auto each_top = [&](auto&& f) { f(mine, true); };
-  const Key bound = radix_select<kKeyWidth<T>, 8, BLOCK, Key>(each_top, 0, Key(0), static_cast<unsigned>(o.k), sh);
+  auto each_top = [&](auto&& f) { f(key_order<T>(mine), true); };
+  const Key bound = offers_bound<T>(each_top, static_cast<unsigned>(o.k), sh);
   if (threadIdx.x == 0) {
     set_prefix(st, bound);
     st.stage = kgen::topk::kBound;
@@ -587,28 +601,28 @@ __global__ void __launch_bounds__(BLOCK)
   constexpr int kItems = kBoundItems;
   const int64_t m = offers_per_row;  // <= BLOCK * kItems (plan_multi)
   const Key* offers = static_cast<const Key*>(a.tops) + r * m;
-  Key v[kItems];
+  bits_t<T> v[kItems];  // the offers' order bits
 #pragma unroll
   for (int j = 0; j < kItems; ++j) {
     const int64_t i = int64_t{j} * BLOCK + threadIdx.x;
-    v[j] = i < m ? offers[i] : Key(0);
+    v[j] = i < m ? key_order<T>(offers[i]) : bits_t<T>(0);
   }
   auto each = [&](auto&& f) {
 #pragma unroll
     for (int j = 0; j < kItems; ++j) f(v[j], int64_t{j} * BLOCK + threadIdx.x < m);
   };
-  // Offers of 0 (warps with no keys) and offers of equal orders are equal
-  // keys; radix_select then returns the k-th value, still a bound.  For
-  // k <= BLOCK / 2 the k-th largest of the threads' largest offers is one
-  // too, found over one key a thread (H100, 8448 offers: 10 us over all).
+  // Offers of 0 (warps with no keys) and offers of one order are equal;
+  // radix_select then returns the k-th value, still a bound.  For k <=
+  // BLOCK / 2 the k-th largest of the threads' largest offers is one too,
+  // found over one offer a thread (H100, 8448 offers: 10 us over all).
   Key bound;
   if (2 * o.k <= BLOCK && o.k <= m) {  // k threads hold an offer (thread i holds offer i)
-    Key top = Key(0);
-    each([&](Key key, bool valid) { top = valid && key > top ? key : top; });
+    bits_t<T> top = 0;
+    each([&](bits_t<T> order, bool valid) { top = valid && order > top ? order : top; });
     auto each_top = [&](auto&& f) { f(top, true); };
-    bound = radix_select<kKeyWidth<T>, 8, BLOCK, Key>(each_top, 0, Key(0), static_cast<unsigned>(o.k), sh);
+    bound = offers_bound<T>(each_top, static_cast<unsigned>(o.k), sh);
   } else {
-    bound = radix_select<kKeyWidth<T>, 8, BLOCK, Key>(each, 0, Key(0), static_cast<unsigned>(o.k), sh);
+    bound = offers_bound<T>(each, static_cast<unsigned>(o.k), sh);
   }
   if (threadIdx.x == 0) {
     RowState& st = a.state[r];

@@ -121,15 +121,16 @@ template <int BLOCK, int R> struct SelectShared {
 // `each(f)` calls f(key, valid) for every key of the source (whole warps
 // at a time; keys outside the prefix are skipped here).  Returns the
 // threshold: the selection is every key in play >= it, exactly `want` keys.
+// `crowded`: keys that share their digits (count_digit's matched form).
 template <int W, int R, int BLOCK, class Key, class Each>
 __device__ Key radix_select(Each&& each, int level, Key prefix, unsigned want,
-                            SelectShared<BLOCK, R>& sh) {
+                            SelectShared<BLOCK, R>& sh, bool crowded = false) {
   using D = Digits<W, R>;
   for (int l = level; l < D::kLevels; ++l) {
     for (int b = threadIdx.x; b < D::kBins; b += BLOCK) sh.hist[b] = 0;
     __syncthreads();
     each([&](Key key, bool valid) {
-      count_digit<R>(sh.hist, D::digit(key, l), valid && D::in(key, l, prefix));
+      count_digit<R>(sh.hist, D::digit(key, l), valid && D::in(key, l, prefix), crowded);
     });
     __syncthreads();
     choose_bucket<BLOCK, D::kBins>(sh.hist, want, &sh.choice, sh.scratch);
