@@ -18,7 +18,7 @@ def row(i, name, t_ns, rd=0, avg=100, mx=100):
 
 
 FILL = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<{}>, std::array<char *, 1>>(int, T2)"
-FILL_F64, FILL_I16 = FILL.format("double"), FILL.format("short")
+FILL_F64, FILL_I16 = FILL.format("c10::complex<double>"), FILL.format("c10::complex<float>")
 PASS = "void kgen::device::topk::multi_pass_kernel<__half, 256, 11, 1, 0>(const T1 *, kgen::device::topk::MultiArgs)"
 
 
@@ -43,6 +43,13 @@ def test_launches_between_markers_form_segments_in_order():
     assert first["name"] == "multi_pass_kernel<__half, 256, 11, 1, 0>"
     assert first["gpu__time_duration.sum"] == 73_100 and first["dram__bytes_read.sum"] == 31_900_000
     assert segs[1][0]["name"] == "gatherTopK<c10::Half, unsigned int, 2>"
+
+
+def test_plain_fills_are_not_markers():
+    plain = FILL.format("double")  # torch.zeros of float64: not a marker
+    text = (HEAD + row(0, plain, 900) + row(1, FILL.format("short"), 900) +
+            row(2, FILL_F64, 900) + row(3, PASS, 8_300) + row(4, FILL_I16, 900))
+    assert [len(s) for s in kt.segments(text)] == [1]
 
 
 def test_report_totals_each_call_and_shows_the_busiest_sm():
