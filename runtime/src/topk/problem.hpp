@@ -231,7 +231,14 @@ inline Plan plan_multi(const Problem& p, int block, int pack, int radix) {
   // Used while the offers fit the registers of a block of 1024 threads (16
   // a thread) and the result can fit the sort.
   const int64_t warps = pl.blocks_per_row * (block / 32);
-  const int64_t t = div_up(p.k, warps);
+  // Enough offers from one block's warps alone to bound a row whose best k
+  // lie in one block's share (sorted, reversed), up to 4 a warp.  H200
+  // sweeps (topk v29): 140 x 77367 int32 sorted k 11 195.7 -> 79.4 us,
+  // 2 x 4752221 bfloat16 reversed k 24 143.0 -> 68.9, 1 x 48589 reversed
+  // k 27 43.8 -> 27.4; but at 12 a warp the bound's reads cost random rows
+  // more (10 x 280308 float32 of 1000 values k 182 43.2 -> 47.6).
+  const int64_t t_row = div_up(p.k, warps), t_block = div_up(p.k, block / 32);
+  const int64_t t = t_block > t_row && t_block <= 4 && warps * t_block <= 1024 * 16 ? t_block : t_row;
   if (2 * p.k <= block_sort_capacity(p.dtype) && 2 * t <= 32 && warps * t <= 1024 * 16) {
     pl.offers_per_warp = t;
     pl.tops = static_cast<std::size_t>(p.batch * warps * t) * key_bytes(p.dtype);
