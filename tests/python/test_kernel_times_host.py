@@ -18,7 +18,7 @@ def row(i, name, t_ns, rd=0, avg=100, mx=100):
 
 
 FILL = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<{}>, std::array<char *, 1>>(int, T2)"
-FILL_F64, FILL_I16 = FILL.format("c10::complex<double>"), FILL.format("c10::complex<float>")
+START_FILL, END_FILL = FILL.format("c10::complex<double>"), FILL.format("c10::complex<float>")
 PASS = "void kgen::device::topk::multi_pass_kernel<__half, 256, 11, 1, 0>(const T1 *, kgen::device::topk::MultiArgs)"
 
 
@@ -30,13 +30,13 @@ def test_names_lose_namespaces_and_arguments():
 def test_launches_between_markers_form_segments_in_order():
     text = ("==PROF== Connected\n" + HEAD +
             row(0, "void prepare_input<float>(float *)", 1000) +  # before any marker: not listed
-            row(1, FILL_F64, 900) +
+            row(1, START_FILL, 900) +
             row(2, PASS, 73_100, rd=31_900_000, avg=77_000, mx=140_000) +
-            row(3, PASS, 8_300) + row(4, FILL_I16, 900) +
+            row(3, PASS, 8_300) + row(4, END_FILL, 900) +
             "## app output between launches\n" +
             row(5, "void warm_up(int)", 500) +  # between an end and the next start: not listed
-            row(6, FILL_F64, 900) + row(7, "void gatherTopK<c10::Half, unsigned int, 2>(int)", 50_800) +
-            row(8, FILL_I16, 900))
+            row(6, START_FILL, 900) + row(7, "void gatherTopK<c10::Half, unsigned int, 2>(int)", 50_800) +
+            row(8, END_FILL, 900))
     segs = kt.segments(text)
     assert [len(s) for s in segs] == [2, 1]
     first = segs[0][0]
@@ -48,7 +48,7 @@ def test_launches_between_markers_form_segments_in_order():
 def test_plain_fills_are_not_markers():
     plain = FILL.format("double")  # torch.zeros of float64: not a marker
     text = (HEAD + row(0, plain, 900) + row(1, FILL.format("short"), 900) +
-            row(2, FILL_F64, 900) + row(3, PASS, 8_300) + row(4, FILL_I16, 900))
+            row(2, START_FILL, 900) + row(3, PASS, 8_300) + row(4, END_FILL, 900))
     assert [len(s) for s in kt.segments(text)] == [1]
 
 

@@ -233,9 +233,9 @@ inline Plan plan_multi(const Problem& p, int block, int pack, int radix) {
   const int64_t warps = pl.blocks_per_row * (block / 32);
   // Enough offers from one block's warps alone to bound a row whose best k
   // lie in one block's share (sorted, reversed), up to 4 a warp.  H200
-  // sweeps (topk v29): 140 x 77367 int32 sorted k 11 195.7 -> 79.4 us,
-  // 2 x 4752221 bfloat16 reversed k 24 143.0 -> 68.9, 1 x 48589 reversed
-  // k 27 43.8 -> 27.4; but at 12 a warp the bound's reads cost random rows
+  // sweeps (topk v29): 140 x 77367 int32 sorted k 11 193.6 -> 78.6 us,
+  // 2 x 4752221 bfloat16 reversed k 24 142.6 -> 68.8, 1 x 48589 reversed
+  // k 27 43.7 -> 27.4; at 12 a warp the bound's reads cost random rows
   // more (10 x 280308 float32 of 1000 values k 182 43.2 -> 47.6).
   const int64_t t_row = div_up(p.k, warps), t_block = div_up(p.k, block / 32);
   const int64_t t = t_block > t_row && t_block <= 4 && warps * t_block <= 1024 * 16 ? t_block : t_row;
