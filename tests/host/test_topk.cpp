@@ -6,6 +6,8 @@
 #include <random>
 #include <cstdint>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "catch.hpp"
@@ -214,6 +216,35 @@ TEST_CASE("selection among the default set: queue or block for many short rows",
     CHECK(rows.p.tier == TopkTier::block);
     CHECK(int64_t{rows.p.block_size} * rows.p.items >= 32768);
   }
+}
+
+TEST_CASE("selection among the default set: int32 rows past 16384 with k past 1024 to the multi-block select",
+          "[topk][select][default-set]") {
+  // the block's 1024 x 32 spills there for int32 (bench/NOTES.md topk v30)
+  const TopkTier wide = pick(KGEN_INT32, 133, 25939, 1065).p.tier;
+  CHECK((wide == TopkTier::multi || wide == TopkTier::generic));
+  CHECK(pick(KGEN_INT32, 133, 25939, 1024).p.tier == TopkTier::block);  // k up to 1024 stays
+  CHECK(pick(KGEN_INT32, 133, 16384, 1065).p.tier == TopkTier::block);  // a 1024 x 16 row stays
+  CHECK(pick(KGEN_FLOAT16, 39, 32768, 1107).p.tier == TopkTier::block);  // the half types stay
+  CHECK(pick(KGEN_BFLOAT16, 52, 25057, 1432).p.tier == TopkTier::block);
+}
+
+TEST_CASE("the bound's offers: k over one block's warps where that is more, up to 4 a warp", "[topk][plan]") {
+  auto offers = [](int64_t batch, int64_t n, int64_t k, int block) {
+    const kgen::topk::Plan pl = kgen::topk::plan_multi(problem(KGEN_BFLOAT16, batch, n, k), block, 1, 11);
+    const int64_t warps = pl.blocks_per_row * (block / 32);
+    return std::make_pair(pl.offers_per_warp, (k + warps - 1) / warps);  // (offers, k over the row's warps)
+  };
+  // a reversed row's best 24 in one block's share: 3 a warp of 8 warps
+  auto [t, t_row] = offers(2, 4752221, 24, 256);
+  CHECK(t_row == 1);
+  CHECK(t == 3);
+  std::tie(t, t_row) = offers(140, 77367, 11, 256);
+  CHECK(t == 2);
+  // past 4 a warp the row's share stays (the extra reads cost random rows)
+  std::tie(t, t_row) = offers(10, 280308, 182, 512);
+  CHECK(t == t_row);
+  CHECK(t < (182 + 15) / 16);
 }
 
 TEST_CASE("the global sort: the batch at once, a few rows of millions one by one", "[topk][plan]") {
