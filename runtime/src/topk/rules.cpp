@@ -102,16 +102,16 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // 1000 values k 1107 38.9 -> 64.3, 52 x 25057 bfloat16 of 4 k 1432
       // 54.0 -> 75.6, 64 x 23589 int32 constant k 1112 79.9 -> 97.5), hence
       // 1536, which left 133 x 25939 int32 descending k 1065 (145 us in
-      // the block, 128 in the multi tier then) to the block; int32 below.
-      if (int64_t{q.block_size} * q.items > 16384 && p.k > 1536) return Score::reject();
-      // int32 rows there with k past 1024 too: the unsorted 1024 x 32
+      // the block, 128 in the multi tier then) to the block.  And since,
+      // int32 rows there with k past 1024: the unsorted 1024 x 32
       // spills 1.4 KB a thread, and the multi tier has gained since (topk
       // v27, v28).  H200, every variant (topk v30): 133 x 25939 k 1065,
       // descending 145.2 -> 109.4 us, random 179.6 -> 136.3; 64 x 23589
       // constant k 1112 79.8 -> 69.7.  The half types stay (39 x 32768
       // float16 k 1107: block 38.9, multi 60.5).  Measured since, not yet
       // ruled on: float32's unsorted k alike, a sorted k not (NOTES v30).
-      if (int64_t{q.block_size} * q.items > 16384 && p.dtype == KGEN_INT32 && p.k > 1024) return Score::reject();
+      if (int64_t{q.block_size} * q.items > 16384 && (p.k > 1536 || (p.dtype == KGEN_INT32 && p.k > 1024)))
+        return Score::reject();
       s.key[0] = 2;
       s.key[1] = -(int64_t{q.block_size} * q.items);  // the tightest row capacity
       // an unsorted k past the bound path of blocks up to 512 (2k <= block)
