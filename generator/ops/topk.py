@@ -14,6 +14,9 @@ Strategies (templates/include/kgen/device/topk.cuh):
            the k-th bounded by the threads' maxima, else radix select with
            `radix`-bit digits (2 and 4 count by warp ballots, 8 and 11 by
            shared-memory atomics)
+  cluster  one row over the CTAs of a cluster (up to 8), in their
+           registers: one radix select over the order bits, each level's
+           counts summed through distributed shared memory; k <= 128
   multi    several blocks per row: warps offer their maxima, the k-th offer
            bounds the k-th, one gather, one block's sort; rows it cannot
            settle go through multi-block digit passes (the bucket chosen on
@@ -107,6 +110,22 @@ TIERS = (
                 Param("items", "i", lambda d: (8, 16, 32)), RADIX, PACK),
         valid=block_valid,
         in_default=block_default,
+        cost=2.9,
+    ),
+    Tier(
+        name="cluster",
+        template="topk.cu.j2",
+        # one row over a cluster of up to 8 CTAs (block_size x items
+        # elements each), one radix select through distributed shared
+        # memory, k <= 128: the rows of sampling in one launch
+        params=(Param("block_size", "b", lambda d: (256, 512, 1024)),
+                Param("items", "i", lambda d: (8, 16, 32)), PACK),
+        valid=lambda d, p, arches: d.size != 8 and p["items"] % p["pack_size"] == 0,
+        # pack 1 (a lane's elements loaded one by one) lost to the multi
+        # tier where measured (H200, 8 x 50257 float32 k 50: 42.2 us
+        # against 31.6): widest packs only
+        in_default=lambda d, p: widest(d, p) and (p["block_size"], p["items"]) in ((512, 16), (1024, 16), (1024, 32)),
+        min_arch=90,
         cost=2.9,
     ),
     Tier(

@@ -98,7 +98,10 @@ std::vector<Shape> shapes() {
           // k past one block's sort: the whole batch sorted at once (topk/sort.cu), or a
           // row at a time for a few rows of millions; sorted and k >= n / 2: every key
           // sorted (sorts_all)
-          {2, 70001, 66000}, {3, 20000, 19999}, {40, 5000, 4500}, {2, 1048577, 600000}};
+          {2, 70001, 66000}, {3, 20000, 19999}, {40, 5000, 4500}, {2, 1048577, 600000},
+          // a row over a cluster's CTAs (the k-th's ties split between CTAs in the
+          // data of few values), its most CTAs and k
+          {1, 150000, 128}, {4, 40000, 50}, {2, 262144, 100}};
 }
 
 const std::vector<const kgen::VariantInfo*>& variants(kgen_dtype_t d) {

@@ -572,6 +572,12 @@ std::vector<TopkSpec> topk_specs(const kgen::gen::TopkParams& q) {
       const int64_t cap = int64_t{q.block_size} * q.items;
       return {{5, cap - p, 33, 1, 1}, {3, cap, std::min<int64_t>(cap, 5000), 0, 0}};
     }
+    case T::cluster: {
+      // a row over the most CTAs a pack short of their capacity; a short
+      // one spread over idle SMs, k at the most
+      const int64_t cap = 8 * int64_t{q.block_size} * q.items;
+      return {{3, cap - p, 50, 1, 1}, {2, round_up(1000, p), 128, 0, 0}};
+    }
     case T::multi: {
       // 3 blocks a row with the bound pass (small k); k past one block's
       // sort, without it (candidate lists, the global sort)

@@ -3,6 +3,7 @@
 // the caller provides is the one a kernel uses.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -254,6 +255,18 @@ inline Plan plan_block(const Problem& p) {
   plan_sort(pl, p, p.k);
   lay_out(pl);
   return pl;
+}
+
+// The cluster tier: its CTAs a row, enough to hold the row at `per_cta`
+// elements each, and more while the batch leaves SMs idle (a row of 32000
+// over one SM's load and select took 18 us); clusters of up to 8, the size
+// every sm_90 GPU schedules.
+constexpr int kClusterMax = 8;
+constexpr int kClusterK = 128;  // the first CTA's warp sorts the selection
+inline int cluster_ctas(const Problem& p, int64_t per_cta) {
+  const int64_t need = div_up(p.n, per_cta);
+  const int64_t idle = std::min<int64_t>(div_up(p.device->sm_count, p.batch), kClusterMax);
+  return static_cast<int>(std::max(need, idle));
 }
 
 bool supports(const VariantInfo& v, const void* problem);

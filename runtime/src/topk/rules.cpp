@@ -1,13 +1,14 @@
 // Top-k capability (supports), preference (heuristic) and workspace plans.
 //
 // Capability: queue needs k <= 32 x capacity, block n <= block x items,
-// tourney n <= 32 x items; a pack needs n to be a multiple of it and x
-// aligned to it (every row then starts aligned).  multi and generic run
-// anything valid.
+// tourney n <= 32 x items, cluster n <= 8 x block x items and k <= 128; a
+// pack needs n to be a multiple of it and x aligned to it (every row then
+// starts aligned).  multi and generic run anything valid.
 // Preference: rows of up to 512: tourney (a warp or a group of its lanes a
 // row, the row in registers); many short rows and k <= 16: queue (one warp a row, the
-// smallest capacity that holds k); rows that fit a block, however few:
-// block (the smallest row capacity that holds n); longer rows: multi.
+// smallest capacity that holds k); rows past 16384 whose clusters fit one
+// wave: cluster; rows that fit a block, however few: block (the smallest
+// row capacity that holds n); longer rows: multi.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -41,6 +42,9 @@ bool supports(const VariantInfo& v, const void* problem) {
     case Tier::queue: return p.k <= 32 * q.capacity;
     case Tier::tourney: return p.n <= int64_t{32} * q.items;
     case Tier::block: return p.n <= int64_t{q.block_size} * q.items;
+    case Tier::cluster:
+      return p.k <= kClusterK && p.n <= int64_t{kClusterMax} * q.block_size * q.items &&
+             p.batch * kClusterMax <= 0x7fffffff;  // a grid's x
     default: return true;
   }
 }
@@ -108,9 +112,16 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // v27, v28).  H200, every variant (topk v30): 133 x 25939 k 1065,
       // descending 145.2 -> 109.4 us, random 179.6 -> 136.3; 64 x 23589
       // constant k 1112 79.8 -> 69.7.  The half types stay (39 x 32768
-      // float16 k 1107: block 38.9, multi 60.5).  Measured since, not yet
-      // ruled on: float32's unsorted k alike, a sorted k not (NOTES v30).
-      if (int64_t{q.block_size} * q.items > 16384 && (p.k > 1536 || (p.dtype == KGEN_INT32 && p.k > 1024)))
+      // float16 k 1107: block 38.9, multi 60.5).
+      // And the 4-byte types' unsorted k past the block's bound path (2k >
+      // block) at pack 1: float32 multi 104.9 us, block 154.3 (133 x 25939
+      // k 520), 114.0 against 158.0 (k 1065), 52.8-56.1 against 61.3 (1 x
+      // 30001 k 800); int32 106.4 against 180.1 (133 x 25939 k 700);
+      // at pack 4 the block stays (1 x 30000 k 800 40.5 against 52.5, 400
+      // x 17000 k 1000 205.6 against 224.0; topk v31).
+      if (int64_t{q.block_size} * q.items > 16384 &&
+          (p.k > 1536 || (p.dtype == KGEN_INT32 && p.k > 1024) ||
+           (dtype_size(p.dtype) == 4 && q.pack_size == 1 && !p.sorted && 2 * p.k > q.block_size)))
         return Score::reject();
       s.key[0] = 2;
       s.key[1] = -(int64_t{q.block_size} * q.items);  // the tightest row capacity
@@ -129,6 +140,27 @@ Score heuristic(const VariantInfo& v, const void* problem) {
                  : p.sorted && dtype_size(p.dtype) < 8 && p.k > 8 * int64_t{q.block_size} ? -1 : 0;
       s.key[3] = int64_t{q.radix} * 4096 - q.block_size;
       break;
+    case Tier::cluster: {
+      // rows past a block's 1024 x 16 whose clusters fit one wave: the
+      // multi tier's 9-10 launches and a block's one SM a row cost more.
+      // H200, every variant (topk v31): 1 x 128256 float32 k 50, 1024 x 16
+      // 17.2 us, multi 28.6; bfloat16 16.0 against 28.8, constant 18.1
+      // against 38.0; 1 x 32000 bfloat16 512 x 16 12.9, a block 16.7.
+      // Past one wave the multi tier (32 x 128256 float32: 42.4 against
+      // 41.9; 256 x 152064 318.5 against 149.9), and below 16384 a block
+      // (1 x 8000 float32 k 20: 10.9 against 7.5).  Pack 1 loads a lane's
+      // 32 elements one by one (8 x 50257 float32 42.2 against 31.6).
+      const int64_t per_cta = int64_t{q.block_size} * q.items;
+      if (q.pack_size == 1 || p.n <= 16384 || p.batch * cluster_ctas(p, per_cta) > d.sm_count)
+        return Score::reject();
+      s.key[0] = 3;
+      // 32 a thread spills at 1024 threads (1 x 128256 float32: 27.1 us
+      // against 17.2 at 16); then the smallest CTA (1 x 32000 float32:
+      // 512 x 16 14.3, 1024 x 16 16.1)
+      s.key[1] = q.items > 16 ? 0 : 1;
+      s.key[2] = -per_cta;
+      break;
+    }
     case Tier::multi:
       s.key[0] = 1;
       s.key[1] = q.radix;
@@ -144,7 +176,8 @@ Plan plan_for(const VariantInfo& v, const Problem& p) {
   const Params& q = *static_cast<const Params*>(v.params);
   switch (q.tier) {
     case Tier::queue:
-    case Tier::tourney: return Plan{};
+    case Tier::tourney:
+    case Tier::cluster: return Plan{};
     case Tier::block: return plan_block(p);
     default: return plan_multi(p, q.block_size, q.pack_size, q.radix);
   }

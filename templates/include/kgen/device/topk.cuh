@@ -14,6 +14,9 @@
 //   block  one block per row, the row in registers (ITEMS per thread); the
 //          k-th bounded by the threads' largest keys (few keys above it are
 //          gathered and sorted), else radix select with R-bit digits.
+//   cluster  one row over a thread-block cluster's CTAs, in their registers;
+//          one radix select through distributed shared memory, k <= 128
+//          (topk_cluster.cuh).
 //   multi  several blocks per row: every warp offers its lanes' largest
 //          keys, the k-th largest offer bounds the row's k-th, one pass
 //          gathers the keys above it and one block sorts them.  Rows where
