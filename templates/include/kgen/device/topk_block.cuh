@@ -280,7 +280,7 @@ __device__ void finish_radix(FinishShared<T, BLOCK, CAP>& f, int m, const T* row
     const int i = static_cast<int>(threadIdx.x) * IPT + j;
     const key_t<T> key = i < m ? f.keys[i] : key_t<T>(0);
     c[j] = i < m ? (uint64_t{key_order<T>(key)} << ib) | (mask - key_index(key)) : 0u;
-    any |= i < m ? c[j] : 0u;
+    any |= c[j];  // 0 past m
     all &= i < m ? c[j] : ~uint64_t{0};
   }
   __syncthreads();  // the keys' memory is the sort's scratch

@@ -45,6 +45,7 @@ __device__ __forceinline__ unsigned cluster_atomic_add(uint32_t a, unsigned v) {
   asm volatile("atom.shared::cluster.add.u32 %0, [%1], %2;" : "=r"(old) : "r"(a), "r"(v) : "memory");
   return old;
 }
+static_assert(sizeof(key_t<float>) == 8 && sizeof(key_t<__half>) == 8, "the cluster tier's keys: 64 bits (not float64)");
 __device__ __forceinline__ void cluster_store(uint32_t a, uint64_t v) {
   asm volatile("st.shared::cluster.u64 [%0], %1;" ::"r"(a), "l"(v) : "memory");
 }
@@ -178,10 +179,11 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
       const unsigned m = __ballot_sync(kFull, take);
       if (!m) continue;
       const int lane = threadIdx.x % 32, leader = __ffs(m) - 1;
-      unsigned base = 0;
-      if (lane == leader) base = cluster_atomic_add(filled, __popc(m));
-      base = __shfl_sync(kFull, base, leader);
-      if (take) cluster_store(out + (base + __popc(m & ((1u << lane) - 1u))) * 8u, make_key<T>(s[q][j], element(q, j)));
+      unsigned slot = 0;  // the warp's first in the first CTA's keys
+      if (lane == leader) slot = cluster_atomic_add(filled, __popc(m));
+      slot = __shfl_sync(kFull, slot, leader);
+      if (take)
+        cluster_store(out + (slot + __popc(m & ((1u << lane) - 1u))) * 8u, make_key<T>(s[q][j], element(q, j)));
     }
   }
   cluster.sync();  // the k chosen keys are in the first CTA

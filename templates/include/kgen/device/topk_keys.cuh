@@ -11,6 +11,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace kgen {
 namespace device {
@@ -94,14 +95,13 @@ __device__ __forceinline__ bits_t<T> order_bits(T v, bool largest) {
 // order_bits' inverse: the value of element e of `row` from its order bits,
 // read from the row only for the bits every NaN shares (its payload kept,
 // as torch.topk keeps it).
-template <class T> struct HasNaN { static constexpr bool value = true; };
-template <> struct HasNaN<int> { static constexpr bool value = false; };
+template <class T> constexpr bool kHasNaN = !std::is_integral_v<T>;
 template <class T>
 __device__ __forceinline__ T value_of(bits_t<T> order, bool largest, const T* row, uint32_t e) {
   constexpr int B = KeyOf<T>::kBits;
   constexpr bits_t<T> mask = B == sizeof(bits_t<T>) * 8 ? ~bits_t<T>(0) : ((bits_t<T>(1) << B) - 1);
   const bits_t<T> b = largest ? order : ~order & mask;
-  if (HasNaN<T>::value && b == mask) return row[e];
+  if (kHasNaN<T> && b == mask) return row[e];
   return KeyOf<T>::value(b);
 }
 
