@@ -221,7 +221,7 @@ TEST_CASE("selection among the default set: the rows of sampling to a cluster a 
     const Picked one = pick(d, 1, 128256, 50);
     CHECK(one.p.tier == TopkTier::cluster);
     CHECK(int64_t{8} * one.p.block_size * one.p.items >= 128256);
-    CHECK(one.p.items == 16);  // 32 a thread spills at 1024 threads
+    CHECK(one.p.items == 16);  // 32 a thread at 1024 threads ran slower
     CHECK(one.plan.bytes == 0);
     const Picked short_row = pick(d, 1, 32000, 50);
     CHECK(short_row.p.tier == TopkTier::cluster);

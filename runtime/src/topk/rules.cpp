@@ -154,9 +154,10 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       if (q.pack_size == 1 || p.n <= 16384 || p.batch * cluster_ctas(p, per_cta) > d.sm_count)
         return Score::reject();
       s.key[0] = 3;
-      // 32 a thread spills at 1024 threads (1 x 128256 float32: 27.1 us
-      // against 17.2 at 16); then the smallest CTA (1 x 32000 float32:
-      // 512 x 16 14.3, 1024 x 16 16.1)
+      // 32 a thread at 1024 threads ran 1.3-1.6x the 16 (1 x 128256
+      // float32 27.1 us against 17.2, where ptxas spills; bfloat16 20.8
+      // against 16.0); then the smallest CTA (1 x 32000 float32: 512 x 16
+      // 14.3, 1024 x 16 16.1)
       s.key[1] = q.items > 16 ? 0 : 1;
       s.key[2] = -per_cta;
       break;
