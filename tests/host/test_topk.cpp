@@ -230,7 +230,7 @@ TEST_CASE("selection among the default set: the rows of sampling to a cluster a 
     CHECK(pick(d, 16, 128256, 50).p.tier == TopkTier::cluster);  // 16 x 8 CTAs: one wave
     CHECK(pick(d, 17, 128256, 50).p.tier == TopkTier::multi);
     CHECK(pick(d, 1, 128256, 129).p.tier == TopkTier::multi);  // k past the first CTA's warp
-    CHECK(pick(d, 1, 262145, 50).p.tier != TopkTier::cluster);
+    CHECK(pick(d, 1, 262152, 50).p.tier != TopkTier::cluster);  // aligned, past 8 CTAs of 1024 x 32
     CHECK(pick(d, 1, 16384, 50).p.tier == TopkTier::block);
     const TopkTier odd = pick(d, 1, 128257, 50).p.tier;  // pack 1: the multi tier's
     CHECK((odd == TopkTier::multi || odd == TopkTier::generic));
