@@ -76,14 +76,13 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // 256 float32 k 8 22.1 us against the queue's 26.2-30.8; 4096 x 512 k 32
       // 19.7 (items 16) against a block's 26.7; 8192 x 400 k 100 114 vs 139.
       if (q.items > 16) return Score::reject();
-      if (q.items > 8 && dtype_size(p.dtype) == 4) {
-        // 4-byte rows past 256 (16 64-bit keys a lane): the queue's fast
-        // path takes k <= 16 when rows fill the warps (16384 x 384 float32
-        // k 8: 30.9 us against 38.3), and a block each row of few rows
-        // sorted whole (4 x 500 k 250: 11.9 us; bfloat16 1 x 512 k 100 stays:
-        // 6.1 against 9.2)
-        if (p.k <= 16 ? rows_fill_warps : p.k > 32 && !rows_fill_warps) return Score::reject();
-      }
+      // 4-byte rows past 256 sorted whole (16 64-bit keys a lane): a block
+      // each row of few rows (4 x 500 k 250: 11.9 us; bfloat16 1 x 512 k
+      // 100 stays: 6.1 against 9.2).  For k <= 32 the tourney's 32-bit
+      // order bits (topk v32) beat the queue's fast path that took k <= 16
+      // before (H200: 32768 x 400 float32 k 10 39.6 us against 56.7, 32768
+      // x 512 sorted k 16 43.3 against 71.7)
+      if (q.items > 8 && dtype_size(p.dtype) == 4 && p.k > 32 && !rows_fill_warps) return Score::reject();
       s.key[0] = 4;
       s.key[1] = -q.items;  // the tightest that holds the row
       // a row sorted whole (k > 32) sorts the registers its packs fill:

@@ -1252,6 +1252,7 @@ __global__ void __launch_bounds__(BLOCK)
 // lanes holding that order).  wide() gives the library's key for the output.
 template <class T, bool kNarrow = sizeof(T) == 2> struct TourneyKey {
   using Key = key_t<T>;
+  static constexpr bool kDistinct = true;  // one lane owns a round's maximum
   __device__ static Key make(bits_t<T> order, uint32_t index) { return make_key<T>(order, index); }
   __device__ static key_t<T> wide(Key key) { return key; }
   __device__ static Key warp_max(Key key) {
@@ -1263,8 +1264,24 @@ template <class T, bool kNarrow = sizeof(T) == 2> struct TourneyKey {
 };
 template <class T> struct TourneyKey<T, true> {
   using Key = uint32_t;
+  static constexpr bool kDistinct = true;
   __device__ static Key make(bits_t<T> order, uint32_t index) { return (order << 16) | (0xffffu - index); }
   __device__ static key_t<T> wide(Key key) { return make_key<T>(key >> 16, 0xffffu - (key & 0xffffu)); }
+  __device__ static Key warp_max(Key key) { return __reduce_max_sync(kFull, key); }
+};
+// A 4-byte type's order bits alone, for a warp a row of k <= 32: 32-bit
+// compares and one reduction a round, where the 64-bit key takes two of
+// each (H200, 65536 x 256 float32 k 8, ncu: 668 warp instructions a row
+// with the 64-bit key, 357 with the order bits; 59.4 -> 38.3 us; the ALU
+// pipe, which compares and selects run on, is still the busiest, at 78%).
+// Heads may tie: a round's owner is the lowest of the tied lanes, which
+// holds the lowest index because a lane holds ITEMS consecutive elements
+// (lane_major), and a lane's equal keys leave in index order once the
+// index is found (place_by_value).  Lanes past the row hold 0 at the
+// highest indices, so ties put them last.
+template <class T> struct ValueKey {
+  using Key = uint32_t;
+  static constexpr bool kDistinct = false;
   __device__ static Key warp_max(Key key) { return __reduce_max_sync(kFull, key); }
 };
 
@@ -1294,23 +1311,38 @@ template <class Key> __device__ __forceinline__ Key group_sort(Key v, int width)
   return v;
 }
 
-// N keys of one thread sorted, largest first (a bitonic network, unrolled:
-// the keys stay in registers).
+// N keys of one thread sorted, largest first: Batcher's odd-even merge
+// sort (19 compare-exchanges for 8 keys and 63 for 16, against a bitonic
+// network's 24 and 80), as templates so that every index is a constant and
+// the keys stay in registers (nested loops of it took local memory).
+template <int LO, int N, int R, class Key, int M>
+__device__ __forceinline__ void odd_even_merge(Key (&v)[M]) {
+  constexpr int kStep = 2 * R;
+  if constexpr (kStep < N) {
+    odd_even_merge<LO, N, kStep>(v);
+    odd_even_merge<LO + R, N, kStep>(v);
+#pragma unroll
+    for (int i = LO + R; i + R < LO + N; i += kStep) {
+      const Key a = v[i], b = v[i + R];
+      v[i] = kmax(a, b);
+      v[i + R] = kmin(a, b);
+    }
+  } else {
+    const Key a = v[LO], b = v[LO + R];
+    v[LO] = kmax(a, b);
+    v[LO + R] = kmin(a, b);
+  }
+}
+template <int LO, int N, class Key, int M> __device__ __forceinline__ void odd_even_sort(Key (&v)[M]) {
+  if constexpr (N > 1) {
+    odd_even_sort<LO, N / 2>(v);
+    odd_even_sort<LO + N / 2, N / 2>(v);
+    odd_even_merge<LO, N, 1>(v);
+  }
+}
 template <int N, class Key> __device__ __forceinline__ void sort_descending(Key (&v)[N]) {
-#pragma unroll
-  for (int size = 2; size <= N; size *= 2)
-#pragma unroll
-    for (int stride = size / 2; stride > 0; stride /= 2)
-#pragma unroll
-      for (int i = 0; i < N; ++i) {
-        const int j = i ^ stride;
-        if (j > i) {
-          const Key a = v[i], b = v[j];
-          const bool swap = (i & size) == 0 ? a < b : a > b;
-          v[i] = swap ? b : a;
-          v[j] = swap ? a : b;
-        }
-      }
+  static_assert((N & (N - 1)) == 0, "a power of two");
+  odd_even_sort<0, N>(v);
 }
 
 // The tourney past k 32: a lane's first C keys (C x 32 keys cover the row:
@@ -1327,19 +1359,124 @@ __device__ __forceinline__ void tourney_sort(Key (&v)[ITEMS], const T* row, T* v
   emit_warp_sorted<C, T>(wide, row, values, indices, r, o);
 }
 
+// A round's winner for lane t of the group: the key and the lane it came
+// from.  Keys that may tie (ValueKey) leave it in shared memory: the owner
+// stores, lane t loads once after the rounds (H200, 65536 x 256 float32
+// k 8: 38.3 -> 36.3 us against selecting the key and its lane into lane
+// t's registers each round); distinct keys keep the register select (the
+// store made ptxas branch around the shift: bfloat16 36.0 -> 37.5 us).
+template <class Key> struct alignas(2 * sizeof(Key)) Won {
+  Key key;
+  int owner;
+};
+
+// One round of a tourney over each lane's keys, sorted largest first: the
+// group's largest head goes to lane t, and its owner shifts its next `len`
+// keys up.  A lane gives at most k keys, so for k <= ITEMS round t shifts
+// only the ITEMS - 1 - t keys later rounds can reach (the rounds unrolled,
+// `len` a constant); past that every round shifts all and fills the last
+// with Key(0), and a lane that gave all its keys (`can` false) owns no
+// more.  The shift is selects, not a branch around moves (ptxas branched,
+// and a warp ran both sides).  Returns whether this lane gave the key.
+template <class TK, int ITEMS, class Key>
+__device__ __forceinline__ bool tourney_round(Key (&v)[ITEMS], int len, bool can, int t, int width, int sub,
+                                              Won<Key>& mine_won, Won<Key>* staged) {
+  const Key top = group_max<TK>(v[0], width);
+  bool mine = v[0] == top;
+  if constexpr (TK::kDistinct) {
+    if (sub == t) mine_won.key = top;
+  } else {  // the lowest of the tied lanes
+    mine = mine && can;
+    const unsigned tied = __ballot_sync(kFull, mine);  // every lane: not under the && below
+    mine = mine && (tied & ((1u << (threadIdx.x % 32)) - 1u)) == 0;
+    if (mine) staged[t] = Won<Key>{top, sub};
+  }
+#pragma unroll
+  for (int i = 0; i + 1 < ITEMS; ++i)
+    if (i < len) v[i] = mine ? v[i + 1] : v[i];
+  if (len == ITEMS - 1) v[ITEMS - 1] = mine ? Key(0) : v[ITEMS - 1];
+  return mine;
+}
+
+// k rounds: lane t of the group gets the row's t-th largest key.  `staged`:
+// the group's k slots in shared memory (keys that may tie).
+template <class TK, int ITEMS, class Key>
+__device__ __forceinline__ Won<Key> tourney_rounds(Key (&v)[ITEMS], int k, int width, int sub, Won<Key>* staged) {
+  Won<Key> mine{Key(0), 0};
+  if (k <= ITEMS) {
+#pragma unroll
+    for (int t = 0; t < ITEMS; ++t) {
+      if (t == k) break;
+      tourney_round<TK>(v, ITEMS - 1 - t, true, t, width, sub, mine, staged);
+    }
+  } else {
+    int left = ITEMS;
+    for (int t = 0; t < k; ++t) left -= tourney_round<TK>(v, ITEMS - 1, left > 0, t, width, sub, mine, staged);
+  }
+  if constexpr (!TK::kDistinct) {
+    __syncwarp();
+    if (sub < k) mine = staged[sub];
+  }
+  return mine;
+}
+
+// The element index of lane t's key when keys are order bits alone: the
+// owner's nth element of that value in index order, where n counts the
+// earlier rounds that took the same value from the same lane (those rounds
+// are consecutive: a lane's equal keys are adjacent in its sorted list, and
+// the lowest tied lane keeps winning until its copies are gone).  `s` is
+// the lane's keys before sorting, in index order.
+template <int ITEMS>
+__device__ __forceinline__ uint32_t place_by_value(const uint32_t (&s)[ITEMS], uint32_t won, int owner, int lane) {
+  const uint32_t won_before = __shfl_up_sync(kFull, won, 1);
+  const int owner_before = __shfl_up_sync(kFull, owner, 1);
+  const bool starts = lane == 0 || won != won_before || owner != owner_before;
+  const unsigned runs = __ballot_sync(kFull, starts) & (0xffffffffu >> (31 - lane));
+  const int nth = lane - (31 - __clz(runs));
+  uint32_t pos = 0;
+  if (__any_sync(kFull, nth > 0)) {
+    int seen = 0;
+#pragma unroll
+    for (int p = 0; p < ITEMS; ++p) {
+      const bool same = __shfl_sync(kFull, s[p], owner) == won;
+      if (same && seen == nth) pos = p;
+      seen += same;
+    }
+  } else {  // no value taken twice from one lane: its first copy
+#pragma unroll
+    for (int p = ITEMS - 1; p >= 0; --p)
+      if (__shfl_sync(kFull, s[p], owner) == won) pos = p;
+  }
+  return static_cast<uint32_t>(owner * ITEMS) + pos;
+}
+
+// Lane t's key (the row's t-th largest) written out; unsorted: values better
+// than the k-th first, then its ties, each by index.
+template <class T>
+__device__ __forceinline__ void tourney_write(key_t<T> mine, const T* row, T* values, int64_t* indices, int64_t r,
+                                              const Output& o, int width, int sub, bool live) {
+  const int lane = threadIdx.x % 32, k = static_cast<int>(o.k);
+  if (!o.sorted) {
+    const bits_t<T> kth_order = key_order<T>(shfl_key(mine, (lane & ~(width - 1)) + k - 1));
+    // lanes from k on hold nothing: sort the first power of two that covers k
+    mine = group_sort(sub < k ? unsorted_key<T>(mine, kth_order) : key_t<T>(0), k <= 1 ? 1 : 1 << (32 - __clz(k - 1)));
+  }
+  if (live && sub < k) emit(row, values, indices, r * o.k + sub, mine);
+}
+
 // A row of at most 32 x ITEMS elements read once into the registers of a
 // group of lanes (a warp, or a power of two of its lanes for short rows:
 // 8 lanes a row of 64 at 8 keys a lane, four rows a warp).  k <= 32: each
-// lane's ITEMS keys sorted, largest first, then each of k rounds takes the
-// group's largest head (group_max; keys are distinct, so one lane owns
-// it), hands it to lane t, and its owner shifts its next key up: a sort of
-// ITEMS keys, then about 10 + ITEMS instructions a round, against the
-// queue's two walks of the row and two warp sorts, for rows of routing
-// size (8-256 experts, k 2-8).  k > 32: the row sorted whole by a warp.
-// No shared memory.  Not float64.  GROUPS: compiled for groups of
-// `width_arg` lanes; without it a warp a row, the width a constant (a
-// runtime width cost the warp-a-row form 6-18%: H100, 16384 x 256 float32
-// k 8, 18.7 -> 22.1 us).
+// lane's ITEMS keys sorted, largest first, then k rounds (tourney_round):
+// a sort of ITEMS keys and a few instructions a round, against the queue's
+// two walks of the row and two warp sorts, for rows of routing size (8-256
+// experts, k 2-8).  A 4-byte type in a warp a row takes its order bits
+// alone (ValueKey) and finds the indices after the rounds; its lanes hold
+// ITEMS consecutive elements (lane_major) so that the lowest lane holds the
+// lowest index.  k > 32: the row sorted whole by a warp.  Shared memory
+// only for ValueKey's round winners (Won).  Not float64.  GROUPS: compiled for groups of `width_arg` lanes; without it
+// a warp a row, the width a constant (a runtime width cost the warp-a-row
+// form 6-18%: H100, 16384 x 256 float32 k 8, 18.7 -> 22.1 us).
 template <class T, int ITEMS, int P, int BLOCK, bool GROUPS>
 __global__ void __launch_bounds__(BLOCK)
     tourney_kernel(const T* __restrict__ x, T* __restrict__ values, int64_t* __restrict__ indices,
@@ -1348,6 +1485,7 @@ __global__ void __launch_bounds__(BLOCK)
   using Key = typename TK::Key;
   static_assert(sizeof(key_t<T>) == 8, "not float64");
   constexpr int NP = ITEMS / P;
+  constexpr bool kByValue = !GROUPS && sizeof(T) == 4;  // ValueKey for k <= 32
   // a row to each `width` lanes (a power of two: 32 / width rows a warp)
   const int width = GROUPS ? width_arg : 32;
   const int lane = threadIdx.x % 32, sub = lane & (width - 1);
@@ -1356,25 +1494,46 @@ __global__ void __launch_bounds__(BLOCK)
   if (width == 32 && !live) return;  // whole warps leave; groups of a warp stay for its shuffles
   const T* row = x + (live ? r : 0) * o.n;
   const int64_t packs = live ? o.n / P : 0;  // whole: n % P == 0
-  Key v[ITEMS];
-  {
-    Pack<T, P> raw[NP];
+  const int k = static_cast<int>(o.k);
+  // ValueKey's lanes hold ITEMS consecutive elements (lane_major); a warp
+  // sort past k 32 takes the first registers of every lane, so packs go to
+  // the lanes in turn
+  const bool lane_major = kByValue && k <= 32;
+  const auto pack_at = [&](int q) { return lane_major ? int64_t{lane} * NP + q : int64_t{q} * width + sub; };
+  Pack<T, P> raw[NP];
 #pragma unroll
-    for (int q = 0; q < NP; ++q) {
-      const int64_t at = int64_t{q} * width + sub;
-      raw[q] = load_pack<T, P>(row, at, at < packs);
-    }
+  for (int q = 0; q < NP; ++q) raw[q] = load_pack<T, P>(row, pack_at(q), pack_at(q) < packs);
+  if constexpr (kByValue) {
+    if (lane_major) {
+      uint32_t s[ITEMS], v[ITEMS];  // past the row: 0, at the highest indices
 #pragma unroll
-    for (int q = 0; q < NP; ++q) {
-      const int64_t at = int64_t{q} * width + sub;
-      bits_t<T> s[P];
-      to_orders<T, P>(raw[q], o.largest, s);
+      for (int q = 0; q < NP; ++q) to_orders<T, P>(raw[q], o.largest, &s[q * P]);
+      if (packs < 32 * NP) {  // a short row (or none): what no lane loaded is 0, not its zeros' order
 #pragma unroll
-      for (int j = 0; j < P; ++j)  // Key(0): below every real key
-        v[q * P + j] = at < packs ? TK::make(s[j], static_cast<uint32_t>(at * P + j)) : Key(0);
+        for (int q = 0; q < NP; ++q)
+#pragma unroll
+          for (int j = 0; j < P; ++j) s[q * P + j] = pack_at(q) < packs ? s[q * P + j] : 0u;
+      }
+#pragma unroll
+      for (int i = 0; i < ITEMS; ++i) v[i] = s[i];
+      sort_descending(v);
+      __shared__ Won<uint32_t> won[BLOCK];
+      const Won<uint32_t> mine = tourney_rounds<ValueKey<T>>(v, k, 32, lane, won + threadIdx.x / 32 * 32);
+      const uint32_t index = place_by_value(s, mine.key, mine.owner, lane);
+      return tourney_write<T>(make_key<T>(mine.key, index), row, values, indices, r, o, 32, lane, live);
     }
   }
-  if (!GROUPS && o.k > 32) {  // most of the row: sort it whole, over the registers a lane may fill
+  Key v[ITEMS];
+#pragma unroll
+  for (int q = 0; q < NP; ++q) {
+    const int64_t at = pack_at(q);
+    bits_t<T> s[P];
+    to_orders<T, P>(raw[q], o.largest, s);
+#pragma unroll
+    for (int j = 0; j < P; ++j)  // Key(0): below every real key
+      v[q * P + j] = at < packs ? TK::make(s[j], static_cast<uint32_t>(at * P + j)) : Key(0);
+  }
+  if (!GROUPS && k > 32) {  // most of the row: sort it whole, over the registers a lane may fill
     const int64_t held = (packs + 31) / 32 * P;
     if constexpr (ITEMS >= 32) if (held > 16) return tourney_sort<32, T>(v, row, values, indices, r, o);
     if constexpr (ITEMS >= 16) if (held > 8) return tourney_sort<16, T>(v, row, values, indices, r, o);
@@ -1383,24 +1542,11 @@ __global__ void __launch_bounds__(BLOCK)
     if constexpr (ITEMS >= 2) if (held > 1) return tourney_sort<2, T>(v, row, values, indices, r, o);
     return tourney_sort<1, T>(v, row, values, indices, r, o);
   }
-  sort_descending(v);
-  Key won = Key(0);  // lane t of the group: the row's t-th largest key
-  const int k = static_cast<int>(o.k);  // <= width
-  for (int t = 0; t < k; ++t) {
-    const Key top = group_max<TK>(v[0], width);
-    if (sub == t) won = top;
-    if (v[0] == top) {  // the owner
-#pragma unroll
-      for (int i = 0; i + 1 < ITEMS; ++i) v[i] = v[i + 1];
-      v[ITEMS - 1] = Key(0);
-    }
+  if constexpr (!kByValue) {
+    sort_descending(v);
+    const Won<Key> mine = tourney_rounds<TK>(v, k, width, sub, static_cast<Won<Key>*>(nullptr));
+    tourney_write<T>(TK::wide(mine.key), row, values, indices, r, o, width, sub, live);
   }
-  key_t<T> mine = TK::wide(won);
-  if (!o.sorted) {  // values better than the k-th first, then its ties, each by index
-    const bits_t<T> kth_order = key_order<T>(shfl_key(mine, (lane & ~(width - 1)) + k - 1));
-    mine = group_sort(sub < k ? unsorted_key<T>(mine, kth_order) : key_t<T>(0), width);
-  }
-  if (live && sub < k) emit(row, values, indices, r * o.k + sub, mine);
 }
 
 // ---- the global sort's output pass ----------------------------------------------
