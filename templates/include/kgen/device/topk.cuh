@@ -1457,9 +1457,15 @@ __device__ __forceinline__ void tourney_write(key_t<T> mine, const T* row, T* va
                                               const Output& o, int width, int sub, bool live) {
   const int lane = threadIdx.x % 32, k = static_cast<int>(o.k);
   if (!o.sorted) {
+    // the order needs only whether a key beats the k-th, then its index (a
+    // row of at most 1024): 32-bit keys, where unsorted_key's 64-bit ones
+    // take two shuffles and 64-bit compares a step.  Lanes from k on hold
+    // nothing: sort the first power of two that covers k.
     const bits_t<T> kth_order = key_order<T>(shfl_key(mine, (lane & ~(width - 1)) + k - 1));
-    // lanes from k on hold nothing: sort the first power of two that covers k
-    mine = group_sort(sub < k ? unsorted_key<T>(mine, kth_order) : key_t<T>(0), k <= 1 ? 1 : 1 << (32 - __clz(k - 1)));
+    const uint32_t better = key_order<T>(mine) > kth_order ? 0x80000000u : 0u;
+    const uint32_t key = sub < k ? better | (0x7fffffffu - key_index(mine)) : 0u;
+    const uint32_t ordered = group_sort(key, k <= 1 ? 1 : 1 << (32 - __clz(k - 1)));
+    mine = make_key<T>(0, 0x7fffffffu - (ordered & 0x7fffffffu));  // emit reads the value at the index
   }
   if (live && sub < k) emit(row, values, indices, r * o.k + sub, mine);
 }
