@@ -75,6 +75,9 @@ cudaError_t launch_chained(bool chained, Kernel kernel, dim3 grid, int block, cu
 
 template <class T> constexpr int kSortCapacity = 32768 / sizeof(key_t<T>);
 __host__ __device__ constexpr int pow2_at_least(int v) { return v <= 1 ? 1 : 2 * pow2_at_least((v + 1) / 2); }
+// The same for a value known only at run time: pow2_at_least's recursion
+// is a real call there (ptxas: a 16-byte stack frame).
+__device__ __forceinline__ int pow2_at_least_rt(int v) { return v <= 1 ? 1 : 1 << (32 - __clz(v - 1)); }
 
 // Pack q of a row (elements q*P .. q*P+P-1), or zeros when !valid.  A pack
 // is in the row whole or not at all: P > 1 needs n % P == 0 (supports()).
@@ -1272,8 +1275,8 @@ template <class T> struct TourneyKey<T, true> {
 // A 4-byte type's order bits alone, for a warp a row of k <= 32: 32-bit
 // compares and one reduction a round, where the 64-bit key takes two of
 // each (H200, 65536 x 256 float32 k 8, ncu: 668 warp instructions a row
-// with the 64-bit key, 357 with the order bits; 59.4 -> 38.3 us; the ALU
-// pipe, which compares and selects run on, is still the busiest, at 78%).
+// with the 64-bit key, 357 with the order bits; 59.3 -> 38.3 us; the ALU
+// pipe, which compares and selects run on, is still the busiest, at 77.5%).
 // Heads may tie: a round's owner is the lowest of the tied lanes, which
 // holds the lowest index because a lane holds ITEMS consecutive elements
 // (lane_major), and a lane's equal keys leave in index order once the
@@ -1464,7 +1467,7 @@ __device__ __forceinline__ void tourney_write(key_t<T> mine, const T* row, T* va
     const bits_t<T> kth_order = key_order<T>(shfl_key(mine, (lane & ~(width - 1)) + k - 1));
     const uint32_t better = key_order<T>(mine) > kth_order ? 0x80000000u : 0u;
     const uint32_t key = sub < k ? better | (0x7fffffffu - key_index(mine)) : 0u;
-    const uint32_t ordered = group_sort(key, k <= 1 ? 1 : 1 << (32 - __clz(k - 1)));
+    const uint32_t ordered = group_sort(key, pow2_at_least_rt(k));
     mine = make_key<T>(0, 0x7fffffffu - (ordered & 0x7fffffffu));  // emit reads the value at the index
   }
   if (live && sub < k) emit(row, values, indices, r * o.k + sub, mine);
