@@ -310,11 +310,7 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
       const bool take = valid && key >= bound;
       const unsigned m = __ballot_sync(kFull, take);
       if (!m) return;
-      const int lane = threadIdx.x % 32, leader = __ffs(m) - 1;
-      unsigned base = 0;
-      if (lane == leader) base = atomicAdd(&count, __popc(m));
-      base = __shfl_sync(kFull, base, leader);
-      const unsigned at = base + __popc(m & ((1u << lane) - 1u));
+      const unsigned at = warp_reserve(&count, m) + lanes_below(m);
       if (take && at < CAP) sort_keys[at] = key;
     });
     __syncthreads();
@@ -437,11 +433,7 @@ __device__ __forceinline__ void stage_key(Stage<Key, CAP>& sg, Key* list, unsign
                                           bool take, unsigned room = 0xffffffffu) {
   const unsigned m = __ballot_sync(kFull, take);
   if (!m) return;
-  const int lane = threadIdx.x % 32, leader = __ffs(m) - 1;
-  unsigned base = 0;
-  if (lane == leader) base = atomicAdd(&sg.count, __popc(m));
-  base = __shfl_sync(kFull, base, leader);
-  const unsigned at = base + __popc(m & ((1u << lane) - 1u));
+  const unsigned at = warp_reserve(&sg.count, m) + lanes_below(m);
   if (!take) return;
   if (at < CAP) {
     sg.keys[at] = key;
@@ -1209,7 +1201,7 @@ __global__ void __launch_bounds__(BLOCK)
       warp_walk<T, P>(row, o.n, o.largest, [&](Key key, bool valid) {
         const bool take = valid && key >= bound;
         const unsigned m = __ballot_sync(kFull, take);
-        const unsigned at = got + __popc(m & ((1u << lane) - 1u));
+        const unsigned at = got + lanes_below(m);
         if (take && at < kGather) mine[at] = key;
         got += __popc(m);
       });

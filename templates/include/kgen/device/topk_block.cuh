@@ -156,16 +156,28 @@ __device__ __forceinline__ void atomic_min_bits(uint64_t* a, uint64_t v) {
   atomicMin(reinterpret_cast<unsigned long long*>(a), static_cast<unsigned long long>(v));
 }
 
+// The lanes of `m` below this one: a taking lane's place in its warp's run.
+__device__ __forceinline__ unsigned lanes_below(unsigned m) {
+  return __popc(m & ((1u << (threadIdx.x % 32)) - 1u));
+}
+
+// The first of popc(m) slots of a run counted by `counter`, reserved by one
+// atomic of the warp's lowest lane in m (m, the lanes taking a slot, not
+// 0); every lane of the warp gets it.  Called by whole warps.
+__device__ __forceinline__ unsigned warp_reserve(unsigned* counter, unsigned m) {
+  const int leader = __ffs(m) - 1;
+  unsigned base = 0;
+  if (static_cast<int>(threadIdx.x % 32) == leader) base = atomicAdd(counter, __popc(m));
+  return __shfl_sync(kFull, base, leader);
+}
+
 template <class T>
 __device__ __forceinline__ void collect(const Collected<T>& c, key_t<T> key, bool take) {
   // one atomic per warp: lanes take consecutive slots
   const unsigned m = __ballot_sync(kFull, take);
   if (!m) return;
-  const int lane = threadIdx.x % 32, leader = __ffs(m) - 1;
-  unsigned base = 0;
-  if (lane == leader) base = atomicAdd(c.count, __popc(m));
-  base = __shfl_sync(kFull, base, leader);
-  if (take) c.keys[base + __popc(m & ((1u << lane) - 1u))] = key;
+  const unsigned base = warp_reserve(c.count, m);
+  if (take) c.keys[base + lanes_below(m)] = key;
 }
 
 // Sorts n (a power of two) keys in shared memory, descending.

@@ -182,8 +182,7 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
       unsigned slot = 0;  // the warp's first in the first CTA's keys
       if (lane == leader) slot = cluster_atomic_add(filled, __popc(m));
       slot = __shfl_sync(kFull, slot, leader);
-      if (take)
-        cluster_store(out + (slot + __popc(m & ((1u << lane) - 1u))) * 8u, make_key<T>(s[q][j], element(q, j)));
+      if (take) cluster_store(out + (slot + lanes_below(m)) * 8u, make_key<T>(s[q][j], element(q, j)));
     }
   }
   cluster.sync();  // the k chosen keys are in the first CTA
