@@ -240,6 +240,32 @@ TEST_CASE("rows of few distinct values over many blocks, every variant that supp
   }
 }
 
+// Rows sorted ascending or descending (bfloat16 rounds them into runs of
+// ties): a row's best lie in one block's share of the multi tier, more keys
+// at or above the bound than 1024 in that block's gather (~1540 at 3 x
+// 128256 k 50), within one sort in all or past it (k 200 of 2^21).
+TEST_CASE("sorted and reversed rows, every variant that supports them", "[topk][sorted_rows]") {
+  for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_BFLOAT16}) {
+    for (Shape s : {Shape{3, 128256, 50}, Shape{1, int64_t{1} << 21, 64}, Shape{2, int64_t{1} << 21, 200}}) {
+      for (bool ascending : {true, false}) {
+        HostTensor x = random_tensor(d, static_cast<size_t>(s.batch * s.n));
+        for (int64_t i = 0; i < s.batch * s.n; ++i)
+          x.set(static_cast<size_t>(i), static_cast<double>(ascending ? i % s.n : s.n - 1 - i % s.n));
+        DeviceBuffer dx(x.bytes.size());
+        CUDA_REQUIRE(cudaMemcpy(dx.ptr, x.bytes.data(), x.bytes.size(), cudaMemcpyHostToDevice));
+        for (bool largest : {true, false}) {
+          const bool sorted = s.k != 64;  // k 64 unsorted (index order), the others sorted
+          INFO((ascending ? "ascending" : "descending"));
+          const auto want = expected(x, s, largest, sorted);
+          const Run r{s, &x, &dx, largest, sorted};
+          run_and_check(nullptr, r, want);
+          for (const kgen::VariantInfo* v : variants(d)) run_and_check(v->name, r, want);
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("misaligned rows and x fall back to narrower packs", "[topk][alignment]") {
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16}) {
     const int e = elem_size(d);

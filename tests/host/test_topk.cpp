@@ -300,6 +300,15 @@ TEST_CASE("the bound's offers: k over one block's warps where that is more, up t
   std::tie(t, t_row) = offers(10, 280308, 182, 512);
   CHECK(t == t_row);
   CHECK(t < (182 + 15) / 16);
+  // one row of 2^24 over a wave of blocks, k 64: a k of at most half the
+  // block is bounded by the offer kernel, past the bound kernel's 16384
+  // offers (4 a warp of the row's warps)
+  const kgen::topk::Plan one = kgen::topk::plan_multi(problem(KGEN_FLOAT32, 1, 1 << 24, 64), 512, 4, 11);
+  CHECK(one.blocks_per_row * 16 * 4 > 16384);
+  CHECK(one.offers_per_warp == 4);
+  // past half the block the bound kernel's limit holds
+  const kgen::topk::Plan big_k = kgen::topk::plan_multi(problem(KGEN_FLOAT32, 1, 1 << 24, 300), 512, 4, 11);
+  CHECK(big_k.blocks_per_row * (512 / 32) * big_k.offers_per_warp <= 16384);
 }
 
 TEST_CASE("the global sort: the batch at once, a few rows of millions one by one", "[topk][plan]") {
@@ -370,6 +379,7 @@ TEST_CASE("a k past one block's sort: pairs for a sorted output, none for an uns
     CHECK(pl.pair_keys == 2 * kgen::topk::round_up(std::size_t{3} * 9000 * kgen::topk::pair_sort(p, 9000).key_bytes));
     CHECK(pl.pair_indices == 2 * kgen::topk::round_up(std::size_t{3} * 9000 * 4));
     CHECK(pl.pair_keys_at >= pl.ties_at + pl.ties);
+    CHECK(pl.zeroed == pl.hist_at + pl.hist);  // the row states and digit counts
     CHECK(pl.bytes >= pl.sort_temp_at + pl.sort_temp);
     p.sorted = false;  // written in index order, no sort
     pl = kgen::topk::plan_multi(p, 512, 1, 11);
@@ -390,13 +400,22 @@ TEST_CASE("the multi-block plan: aligned, disjoint regions sized for the batch",
   CHECK(pl.cand == static_cast<size_t>(2 * 3 * pl.candidates * 8));  // two lists a row
   CHECK(pl.candidates == 65536);
   CHECK(pl.ties == static_cast<size_t>(2 * 3 * pl.blocks_per_row) * sizeof(unsigned));  // two counts a block
-  const size_t at[] = {pl.state_at, pl.hist_at, pl.selected_at, pl.cand_at, pl.tops_at, pl.ties_at};
-  const size_t size[] = {pl.state, pl.hist, pl.selected, pl.cand, pl.tops, pl.ties};
+  const size_t at[] = {pl.state_at, pl.hist_at, pl.tops_at, pl.selected_at, pl.cand_at, pl.ties_at};
+  const size_t size[] = {pl.state, pl.hist, pl.tops, pl.selected, pl.cand, pl.ties};
   for (int i = 0; i < 6; ++i) {
     CHECK(at[i] % 256 == 0);
     if (i > 0) CHECK(at[i] >= at[i - 1] + size[i - 1]);
   }
   CHECK(pl.bytes >= pl.ties_at + pl.ties);
+  // k 100 <= 256: the offers folded into 512 slots a row, zeroed with the states and counts
+  CHECK(pl.offers_per_warp > 0);
+  CHECK(pl.tops == 3 * 512 * 8);
+  CHECK(pl.zeroed == pl.tops_at + pl.tops);
+  // k past half the block: every offer kept (not zeroed), for the bound kernel
+  const kgen::topk::Plan big = kgen::topk::plan_multi(problem(KGEN_FLOAT32, 3, 1 << 20, 300), 512, 4, 11);
+  CHECK(big.offers_per_warp > 0);
+  CHECK(big.tops == static_cast<size_t>(3 * big.blocks_per_row * 16 * big.offers_per_warp * 8));
+  CHECK(big.zeroed == big.hist_at + big.hist);
   // short rows: a candidate list of the whole row at most
   CHECK(kgen::topk::multi_candidates(problem(KGEN_FLOAT32, 1, 1000, 10)) == 1000);
 }

@@ -56,7 +56,8 @@ struct Plan {
   std::size_t state = 0, hist = 0, selected = 0, cand = 0, tops = 0, ties = 0;  // multi's
   std::size_t pair_keys = 0, pair_indices = 0, sort_temp = 0;  // the global sort's (two buffers of each)
   std::size_t bytes = 0;
-  // byte offsets of the regions, in the order above
+  std::size_t zeroed = 0;  // bytes from the start that a call zeroes first (multi's)
+  // byte offsets of the regions, laid out as state, hist, tops, selected, cand, ties, then the sort's
   std::size_t state_at = 0, hist_at = 0, selected_at = 0, cand_at = 0, tops_at = 0, ties_at = 0;
   std::size_t pair_keys_at = 0, pair_indices_at = 0, sort_temp_at = 0;
 };
@@ -84,6 +85,7 @@ struct alignas(16) RowState {
   unsigned count;       // keys with the decided digits
   unsigned done;        // they are all chosen
   unsigned crowded;     // the gather pass overflowed a block's stage: ties or few distinct values
+  unsigned ties_left;   // the gather left ties of the bound's value out of the list
   unsigned long long prefix_lo, prefix_hi;  // the decided digits
 };
 
@@ -135,9 +137,9 @@ inline void lay_out(Plan& pl) {
   };
   put(pl.state, &pl.state_at);
   put(pl.hist, &pl.hist_at);
+  put(pl.tops, &pl.tops_at);
   put(pl.selected, &pl.selected_at);
   put(pl.cand, &pl.cand_at);
-  put(pl.tops, &pl.tops_at);
   put(pl.ties, &pl.ties_at);
   put(pl.pair_keys, &pl.pair_keys_at);
   put(pl.pair_indices, &pl.pair_indices_at);
@@ -210,6 +212,7 @@ inline Plan plan_large_k(const Problem& p, int block, int pack, int radix) {
   pl.ties = 2 * static_cast<std::size_t>(p.batch * pl.blocks_per_row) * sizeof(unsigned);
   plan_sort(pl, p, p.k);
   lay_out(pl);
+  pl.zeroed = pl.hist_at + pl.hist;  // the row states and digit counts
   return pl;
 }
 
@@ -238,13 +241,24 @@ inline Plan plan_multi(const Problem& p, int block, int pack, int radix) {
   // 2 x 4752221 bfloat16 reversed k 24 142.6 -> 68.8, 1 x 48589 reversed
   // k 27 43.7 -> 27.4; at 12 a warp the bound's reads cost random rows
   // more (10 x 280308 float32 of 1000 values k 182 43.2 -> 47.6).
+  // The bound kernel holds 16 offers a thread of 1024; a k of at most half
+  // the block is bounded by the offer kernel's last block, over any number
+  // (H200, 1 x 2^24 float32 sorted k 64: 528 blocks, one offer a warp put
+  // the bound four shares below the k-th).
+  const bool own_bound = 2 * p.k <= block;
   const int64_t t_row = div_up(p.k, warps), t_block = div_up(p.k, block / 32);
-  const int64_t t = t_block > t_row && t_block <= 4 && warps * t_block <= 1024 * 16 ? t_block : t_row;
-  if (2 * p.k <= block_sort_capacity(p.dtype) && 2 * t <= 32 && warps * t <= 1024 * 16) {
+  const int64_t t =
+      t_block > t_row && t_block <= 4 && (own_bound || warps * t_block <= 1024 * 16) ? t_block : t_row;
+  if (2 * p.k <= block_sort_capacity(p.dtype) && 2 * t <= 32 && (own_bound || warps * t <= 1024 * 16)) {
     pl.offers_per_warp = t;
-    pl.tops = static_cast<std::size_t>(p.batch * warps * t) * key_bytes(p.dtype);
+    // the offers a row, or (own bound) a row's offers folded into `block`
+    // zeroed slots of at most 8 bytes
+    pl.tops = own_bound ? static_cast<std::size_t>(p.batch * block) * 8
+                        : static_cast<std::size_t>(p.batch * warps * t) * key_bytes(p.dtype);
   }
   lay_out(pl);
+  // the row states and digit counts start at zero, and the folded offers
+  pl.zeroed = own_bound && pl.tops ? pl.tops_at + pl.tops : pl.hist_at + pl.hist;
   return pl;
 }
 

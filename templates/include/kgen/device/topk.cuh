@@ -554,12 +554,22 @@ __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
   const int64_t t = a.offers_per_warp;  // offers a warp
   const int lane = threadIdx.x % 32;
   const int64_t warp = int64_t{blockIdx.y} * (BLOCK / 32) + threadIdx.x / 32;
-  Key* offers = static_cast<Key*>(a.tops) + r * gridDim.y * (BLOCK / 32) * t;
-  if (lane < t) offers[warp * t + lane] = top[0];
-  if (2 * o.k > BLOCK) return;  // large k: multi_bound_kernel selects among the offers
+  if (2 * o.k > BLOCK) {  // large k: multi_bound_kernel selects among the offers
+    Key* offers = static_cast<Key*>(a.tops) + r * gridDim.y * (BLOCK / 32) * t;
+    if (lane < t) offers[warp * t + lane] = top[0];
+    return;
+  }
   // Small k: the row's last block takes the bound here, the k-th largest of
-  // its threads' largest offers (at least k threads hold one: offers >= k,
-  // BLOCK >= 2k), which saves the bound kernel's launch.
+  // BLOCK maxima of disjoint groups of offers (offer i in group i % BLOCK;
+  // at least k groups hold one: offers >= k, BLOCK >= 2k), which saves the
+  // bound kernel's launch.  Each warp folds its offers into the row's BLOCK
+  // slots (zeroed by the call) by atomic maxima of their order bits, so the
+  // last block reads one slot a thread.  (Read whole, 33792 offers of one
+  // row of 2^24 at 4 a warp cost the last block ~3.6 us, H200.)
+  using Slot = std::conditional_t<sizeof(bits_t<T>) == 8, unsigned long long, unsigned>;
+  Slot* slots = static_cast<Slot*>(a.tops) + r * BLOCK;
+  const bits_t<T> offered = key_order<T>(top[0]);
+  if (lane < t && offered) atomicMax(slots + (warp * t + lane) % BLOCK, static_cast<Slot>(offered));
   __shared__ SelectShared<BLOCK, 8> sh;
   __shared__ bool last;
   __threadfence();
@@ -569,13 +579,8 @@ __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
   __syncthreads();
   if (!last) return;
   __threadfence();
-  const int64_t m = gridDim.y * (BLOCK / 32) * t;
-  Key mine = Key(0);
-  for (int64_t i = threadIdx.x; i < m; i += BLOCK) {
-    const Key v = load_cg(offers + i);
-    mine = v > mine ? v : mine;
-  }
-  auto each_top = [&](auto&& f) { f(key_order<T>(mine), true); };
+  const bits_t<T> mine = static_cast<bits_t<T>>(__ldcg(slots + threadIdx.x));
+  auto each_top = [&](auto&& f) { f(mine, true); };
   const Key bound = offers_bound<T>(each_top, static_cast<unsigned>(o.k), sh);
   if (threadIdx.x == 0) {
     set_prefix(st, bound);
@@ -631,12 +636,21 @@ __global__ void __launch_bounds__(BLOCK)
 
 // The gather pass: the keys at or above the bound go to candidate list 0.
 // When they fit one block's sort the finishing block sorts them (stage
-// small).  A block that takes more keys than its stage holds stops taking
-// them: ties at the bound (a constant row, a few distinct values) put most
-// of the row above it, and spilling past the stage took an atomic on the
-// row's one counter every warp (H100, a row of 2^24 float32 of four
-// distinct values, k 8: the gather 395 us).  Spread keys stay far under a
-// stage a block (random rows: a few times k over the whole row).
+// small).  Spread keys stay far under a stage a block (random rows: a few
+// times k over the whole row), but a sorted row's lie in one block's share:
+// about 1540 at 256 x 128256 float32 k 50, which a stage of 1024 sent to
+// the digit passes (H200: 373 us against 132 on random rows).  So a block
+// of 512 threads or more stages as many as one sort takes (32 KB; at 256
+// threads it would cost residency: 1024 keys).  A block that takes more
+// keys than its stage holds stops taking them, and past 1024 a block takes
+// no more ties of the bound's value (counted only): ties at the bound (a
+// constant row, a few distinct values) put most of the row above it, and
+// spilling past the stage took an atomic on the row's one counter every
+// warp (H100, a row of 2^24 float32 of four distinct values, k 8: the
+// gather 395 us); staging 4096 of them a block cost 2^24 float32 of four
+// values k 64 91 -> 103 us (H200).  The ties are needed in the list only
+// when fewer than k keys are better, and then the row goes to the ties
+// pass (bound_ties) without it.
 // Every block also counts its keys of a better value than the bound's and
 // of the bound's value.  When fewer than k are better, the bound's value
 // is the k-th's: the pass after takes the better keys and the lowest
@@ -650,9 +664,10 @@ __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
   using Key = key_t<T>;
   wait_for_previous_grid();
   let_next_grid_launch();
-  constexpr unsigned kStaged = 1024;
+  constexpr unsigned kTiesStaged = 1024;
+  constexpr unsigned kStaged = BLOCK >= 512 ? kSortCapacity<T> : kTiesStaged;
   __shared__ Stage<Key, kStaged> to_list;
-  __shared__ bool last;
+  __shared__ bool last, ties_left;
   __shared__ unsigned better_here, tied_here;
   const int64_t r = blockIdx.x;
   RowState& st = a.state[r];
@@ -660,7 +675,10 @@ __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
   const Key bound = prefix_of<Key>(st);
   Key* list = static_cast<Key*>(a.cand) + r * 2 * a.candidates;
   const unsigned room = static_cast<unsigned>(a.candidates);
-  if (threadIdx.x == 0) to_list.count = better_here = tied_here = 0;
+  if (threadIdx.x == 0) {
+    to_list.count = better_here = tied_here = 0;
+    ties_left = false;
+  }
   __syncthreads();
   // every key whose order is at least the bound's: a superset of the keys
   // at or above it (the finishing sort keeps the k largest), one 32-bit test
@@ -675,8 +693,11 @@ __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
         if (!__any_sync(kFull, take)) return;
         better += take && order != bound_order;
         tied += take && order == bound_order;
-        if (__any_sync(kFull, took > kStaged)) return;  // overflowed: counted only
-        stage_key<false>(to_list, list, &st.listed[0], key, take, room);
+        const unsigned so_far = took;
+        if (__any_sync(kFull, so_far > kStaged)) return;  // overflowed: counted only
+        const bool tie_left = take && order == bound_order && so_far >= kTiesStaged;
+        if (tie_left) ties_left = true;
+        stage_key<false>(to_list, list, &st.listed[0], key, take && !tie_left, room);
       },
       // a warp that alone saw k better keys has settled the row for the
       // digit passes: the rest of its share is not needed, and its block's
@@ -703,6 +724,12 @@ __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
     atomicAdd(&st.listed[0], static_cast<unsigned>(kSortCapacity<T>) + 1u);
     st.crowded = 1;
   }
+  // ties left out of the list: the list holds the row's k best only if
+  // at least k keys are better (else the ties pass chooses, stage bound_ties)
+  if (threadIdx.x == 0 && ties_left) {
+    st.crowded = 1;
+    st.ties_left = 1;
+  }
   __threadfence();
   __syncthreads();
   if (threadIdx.x == 0) last = atomicAdd(&st.arrived, 1u) == gridDim.y - 1;
@@ -719,7 +746,8 @@ __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
   __syncthreads();
   if (threadIdx.x != 0) return;
   const unsigned got = atomicAdd(&st.listed[0], 0u);
-  if (got <= static_cast<unsigned>(kSortCapacity<T>)) {
+  const bool complete = !st.ties_left || better_here >= static_cast<unsigned>(o.k);
+  if (got <= static_cast<unsigned>(kSortCapacity<T>) && complete) {
     st.stage = kgen::topk::kSmall;
     st.cur = 0;
   } else if (better_here < static_cast<unsigned>(o.k)) {
@@ -1422,14 +1450,15 @@ __device__ __forceinline__ Won<Key> tourney_rounds(Key (&v)[ITEMS], int k, int w
 // the lowest tied lane keeps winning until its copies are gone).  `s` is
 // the lane's keys before sorting, in index order.
 template <int ITEMS>
-__device__ __forceinline__ uint32_t place_by_value(const uint32_t (&s)[ITEMS], uint32_t won, int owner, int lane) {
+__device__ __forceinline__ uint32_t place_by_value(const uint32_t (&s)[ITEMS], uint32_t won, int owner, int lane,
+                                                   bool won_live) {
   const uint32_t won_before = __shfl_up_sync(kFull, won, 1);
   const int owner_before = __shfl_up_sync(kFull, owner, 1);
   const bool starts = lane == 0 || won != won_before || owner != owner_before;
   const unsigned runs = __ballot_sync(kFull, starts) & (0xffffffffu >> (31 - lane));
   const int nth = lane - (31 - __clz(runs));
   uint32_t pos = 0;
-  if (__any_sync(kFull, nth > 0)) {
+  if (__any_sync(kFull, won_live && nth > 0)) {  // lanes past k hold no winner
     int seen = 0;
 #pragma unroll
     for (int p = 0; p < ITEMS; ++p) {
@@ -1520,7 +1549,7 @@ __global__ void __launch_bounds__(BLOCK)
       sort_descending(v);
       __shared__ Won<uint32_t> won[BLOCK];
       const Won<uint32_t> mine = tourney_rounds<ValueKey<T>>(v, k, 32, lane, won + threadIdx.x / 32 * 32);
-      const uint32_t index = place_by_value(s, mine.key, mine.owner, lane);
+      const uint32_t index = place_by_value(s, mine.key, mine.owner, lane, lane < k);
       return tourney_write<T>(make_key<T>(mine.key, index), row, values, indices, r, o, 32, lane, live);
     }
   }
@@ -1659,8 +1688,7 @@ cudaError_t launch_large_k(const Problem& p, cudaStream_t stream) {
               reinterpret_cast<unsigned*>(region(p, pl.hist_at)), nullptr, nullptr, nullptr,
               reinterpret_cast<unsigned*>(region(p, pl.ties_at)), p.batch, 0, 0};
   const Output o{p.n, p.k, p.largest, p.sorted};
-  // the row states and digit counts start at zero
-  cudaError_t err = cudaMemsetAsync(p.workspace, 0, pl.ties_at, stream);
+  cudaError_t err = cudaMemsetAsync(p.workspace, 0, pl.zeroed, stream);
   if (err != cudaSuccess) return err;
   const dim3 grid(static_cast<unsigned>(p.batch), static_cast<unsigned>(pl.blocks_per_row));
   const T* x = static_cast<const T*>(p.x);
@@ -1693,8 +1721,7 @@ cudaError_t launch_multi(const void* problem, cudaStream_t stream) {
               region(p, pl.cand_at), region(p, pl.tops_at), reinterpret_cast<unsigned*>(region(p, pl.ties_at)),
               p.batch, pl.candidates, pl.offers_per_warp};
   const Output o{p.n, p.k, p.largest, p.sorted};
-  // the row states and digit counts start at zero
-  cudaError_t err = cudaMemsetAsync(p.workspace, 0, pl.selected_at, stream);
+  cudaError_t err = cudaMemsetAsync(p.workspace, 0, pl.zeroed, stream);
   if (err != cudaSuccess) return err;
   const dim3 grid(static_cast<unsigned>(p.batch), static_cast<unsigned>(pl.blocks_per_row));
   const T* x = static_cast<const T*>(p.x);
