@@ -84,7 +84,7 @@ struct alignas(16) RowState {
   unsigned remaining;   // keys still to choose among those with the decided digits
   unsigned count;       // keys with the decided digits
   unsigned done;        // they are all chosen
-  unsigned crowded;     // the gather pass overflowed a block's stage: ties or few distinct values
+  unsigned crowded;     // the gather overflowed a block's stage or left ties out: ties or few distinct values
   unsigned ties_left;   // the gather left ties of the bound's value out of the list
   unsigned long long prefix_lo, prefix_hi;  // the decided digits
 };

@@ -564,8 +564,9 @@ __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
   // at least k groups hold one: offers >= k, BLOCK >= 2k), which saves the
   // bound kernel's launch.  Each warp folds its offers into the row's BLOCK
   // slots (zeroed by the call) by atomic maxima of their order bits, so the
-  // last block reads one slot a thread.  (Read whole, 33792 offers of one
-  // row of 2^24 at 4 a warp cost the last block ~3.6 us, H200.)
+  // last block reads one slot a thread.  (H200, one row of 2^24 at 4 offers
+  // a warp: the offer kernel 29.1 us with its last block reading all 33792,
+  // 24.1 folded; 25.5 at one a warp.)
   using Slot = std::conditional_t<sizeof(bits_t<T>) == 8, unsigned long long, unsigned>;
   Slot* slots = static_cast<Slot*>(a.tops) + r * BLOCK;
   const bits_t<T> offered = key_order<T>(top[0]);
@@ -762,6 +763,24 @@ __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
   st.arrived = 0;
 }
 
+// A block's digit counts of a pass over the whole row, in four copies
+// interleaved (bin * 4 + lane % 4): lanes of a warp with one digit collide
+// on an address a quarter as often.  Every key of the row is counted, and a
+// row's first digits crowd into few bins.  (H100, 2^24 float32: 37 us with
+// one copy, 35-36 with four: the collisions were not what held it.)
+template <int BINS, int BLOCK> struct CountCopies {
+  static constexpr int kCopies = 4;
+  unsigned c[BINS * kCopies];
+  __device__ __forceinline__ void zero() {  // then a barrier before counting
+    for (int b = threadIdx.x; b < BINS * kCopies; b += BLOCK) c[b] = 0;
+  }
+  __device__ __forceinline__ unsigned* mine() { return c + threadIdx.x % kCopies; }
+  __device__ __forceinline__ void sum_into(unsigned* hist) const {  // after a barrier
+    for (int b = threadIdx.x; b < BINS; b += BLOCK)
+      hist[b] = c[b * kCopies] + c[b * kCopies + 1] + c[b * kCopies + 2] + c[b * kCopies + 3];
+  }
+};
+
 // Whether the lanes of a warp share their digits, for count_digit's
 // matched form.  Even on a crowded row the digits may spread (a NaN-heavy
 // row: the NaNs crowd, the rest do not), so every eighth call a warp
@@ -789,29 +808,23 @@ __global__ void __launch_bounds__(BLOCK)
   wait_for_previous_grid();
   let_next_grid_launch();
   if (a.state[blockIdx.x].stage != kgen::topk::kRow) return;  // the bound pass found the keys
-  // Four copies of the counts, interleaved (bin * 4 + lane % 4): lanes of a
-  // warp with one digit collide on an address a quarter as often.  Every
-  // key of the row is counted here, and a row's first digits crowd into few
-  // bins.  (H100, 2^24 float32: 37 us with one copy, 35-36 with four: the
-  // collisions were not what held it.)
-  constexpr int kCopies = 4;
   __shared__ SelectShared<BLOCK, R> sh;
-  __shared__ unsigned copies[D::kBins * kCopies];
+  __shared__ CountCopies<D::kBins, BLOCK> copies;
   const int64_t r = blockIdx.x;
-  for (int b = threadIdx.x; b < D::kBins * kCopies; b += BLOCK) copies[b] = 0;
+  copies.zero();
   __syncthreads();
-  unsigned* mine = copies + threadIdx.x % kCopies;
+  unsigned* mine = copies.mine();
   // the gather found more keys at or above the bound in one block than its
-  // stage holds: ties or few distinct values, whose lanes share digits
+  // stage holds, or more ties of the bound's value than it stages: ties or
+  // few distinct values, whose lanes share digits
   const bool crowded = a.state[r].crowded != 0;
   CrowdProbe probe;
   walk_share<T, BLOCK, P, (P == 1 ? 8 : 16 / P)>(x + r * o.n, o.n, o.largest, [&](key_t<T> key, bool valid) {
     const unsigned digit = D::digit(key, 0);
-    count_digit<R>(mine, digit, valid, crowded && probe.crowded(digit, valid), kCopies);
+    count_digit<R>(mine, digit, valid, crowded && probe.crowded(digit, valid), copies.kCopies);
   });
   __syncthreads();
-  for (int b = threadIdx.x; b < D::kBins; b += BLOCK)
-    sh.hist[b] = copies[b * kCopies] + copies[b * kCopies + 1] + copies[b * kCopies + 2] + copies[b * kCopies + 3];
+  copies.sum_into(sh.hist);
   end_pass<T, BLOCK, R>(a.state[r], a.hist + r * D::kBins, sh, true, 0, key_t<T>(0),
                         static_cast<unsigned>(o.k), kgen::topk::kRow, 0, -1, gridDim.y);
 }
@@ -1036,16 +1049,15 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
   using Bits = bits_t<T>;
   wait_for_previous_grid();
   let_next_grid_launch();
-  constexpr int kCopies = 4;  // as multi_count_kernel's
   __shared__ SelectShared<BLOCK, R> sh;
-  __shared__ unsigned copies[D::kBins * kCopies];
+  __shared__ CountCopies<D::kBins, BLOCK> copies;
   const int64_t r = blockIdx.x;
   RowState& st = a.state[r];
   const Bits prefix = static_cast<Bits>(st.prefix_lo);
   const unsigned want = l == 0 ? static_cast<unsigned>(o.k) : st.remaining;
-  for (int b = threadIdx.x; b < D::kBins * kCopies; b += BLOCK) copies[b] = 0;
+  copies.zero();
   __syncthreads();
-  unsigned* mine = copies + threadIdx.x % kCopies;
+  unsigned* mine = copies.mine();
   CrowdProbe probe;
   walk_share_packs<T, BLOCK, P, (P == 1 ? 8 : 16 / P)>(
       x + r * o.n, o.n, o.largest, [&](const Bits* s, uint32_t, bool valid) {
@@ -1054,12 +1066,11 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
           const bool in = valid && D::in(s[j], l, prefix);
           if (!__any_sync(kFull, in)) continue;  // past the first level most keys are out
           const unsigned digit = D::digit(s[j], l);
-          count_digit<R>(mine, digit, in, probe.crowded(digit, in), kCopies);
+          count_digit<R>(mine, digit, in, probe.crowded(digit, in), copies.kCopies);
         }
       });
   __syncthreads();
-  for (int b = threadIdx.x; b < D::kBins; b += BLOCK)
-    sh.hist[b] = copies[b * kCopies] + copies[b * kCopies + 1] + copies[b * kCopies + 2] + copies[b * kCopies + 3];
+  copies.sum_into(sh.hist);
   end_pass<T, BLOCK, R, D, Bits>(st, a.hist + r * D::kBins, sh, true, l, prefix, want, kgen::topk::kRow, 0, -1,
                                  gridDim.y);
 }
