@@ -364,6 +364,27 @@ __device__ __forceinline__ unsigned* above_counts(const MultiArgs& a, int64_t r)
   return a.ties + (a.batch + r) * gridDim.y;
 }
 
+// A block's counts of keys of a better value than the k-th's (or the
+// bound's) and of its ties: each warp adds its threads' to the block's
+// (shared, zeroed before), then, after a barrier, thread 0 stores them in
+// the ties region for the passes after.
+struct BlockCounts {
+  unsigned better, tied;
+  __device__ __forceinline__ void add(unsigned thread_better, unsigned thread_tied) {
+    thread_better = __reduce_add_sync(kFull, thread_better);
+    thread_tied = __reduce_add_sync(kFull, thread_tied);
+    if (threadIdx.x % 32 == 0 && (thread_better | thread_tied)) {
+      atomicAdd(&better, thread_better);
+      atomicAdd(&tied, thread_tied);
+    }
+  }
+  __device__ __forceinline__ void store(const MultiArgs& a, int64_t r) const {
+    if (threadIdx.x != 0) return;
+    above_counts(a, r)[blockIdx.y] = better;
+    tie_counts(a, r)[blockIdx.y] = tied;
+  }
+};
+
 // Walks this block's share of a row: U rounds of BLOCK packs loaded before
 // any is used; f(key, valid) for each element, called by whole warps.  A
 // pack is valid whole or not at all (P > 1 needs n % P == 0).  stop(),
@@ -669,7 +690,7 @@ __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
   constexpr unsigned kStaged = BLOCK >= 512 ? kSortCapacity<T> : kTiesStaged;
   __shared__ Stage<Key, kStaged> to_list;
   __shared__ bool last, ties_left;
-  __shared__ unsigned better_here, tied_here;
+  __shared__ BlockCounts here;
   const int64_t r = blockIdx.x;
   RowState& st = a.state[r];
   if (st.stage != kgen::topk::kBound) return;  // the whole block
@@ -677,7 +698,7 @@ __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
   Key* list = static_cast<Key*>(a.cand) + r * 2 * a.candidates;
   const unsigned room = static_cast<unsigned>(a.candidates);
   if (threadIdx.x == 0) {
-    to_list.count = better_here = tied_here = 0;
+    to_list.count = here.better = here.tied = 0;
     ties_left = false;
   }
   __syncthreads();
@@ -708,17 +729,9 @@ __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
         return __any_sync(kFull, took > kStaged) &&
                __reduce_add_sync(kFull, better) >= static_cast<unsigned>(o.k);
       });
-  better = __reduce_add_sync(kFull, better);
-  tied = __reduce_add_sync(kFull, tied);
-  if (threadIdx.x % 32 == 0 && (better | tied)) {
-    atomicAdd(&better_here, better);
-    atomicAdd(&tied_here, tied);
-  }
-  flush_stage<BLOCK>(to_list, list, &st.listed[0], room);
-  if (threadIdx.x == 0) {
-    above_counts(a, r)[blockIdx.y] = better_here;
-    tie_counts(a, r)[blockIdx.y] = tied_here;
-  }
+  here.add(better, tied);
+  flush_stage<BLOCK>(to_list, list, &st.listed[0], room);  // a barrier first
+  here.store(a, r);
   // an overflowed stage: more than one block's sort in all, and a row whose
   // keys crowd (the digit count takes count_digit's crowded form)
   if (threadIdx.x == 0 && to_list.count > kStaged) {
@@ -737,24 +750,24 @@ __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
   __syncthreads();
   if (!last) return;
   __threadfence();
-  // the row's keys of a better value than the bound's, summed by the block
-  if (threadIdx.x == 0) better_here = 0;
+  // the row's keys of a better value than the bound's, summed by the block into here.better
+  if (threadIdx.x == 0) here.better = 0;
   __syncthreads();
   unsigned part = 0;
   for (unsigned y = threadIdx.x; y < gridDim.y; y += BLOCK) part += __ldcg(above_counts(a, r) + y);
   part = __reduce_add_sync(kFull, part);
-  if (threadIdx.x % 32 == 0 && part) atomicAdd(&better_here, part);
+  if (threadIdx.x % 32 == 0 && part) atomicAdd(&here.better, part);
   __syncthreads();
   if (threadIdx.x != 0) return;
   const unsigned got = atomicAdd(&st.listed[0], 0u);
-  const bool complete = !st.ties_left || better_here >= static_cast<unsigned>(o.k);
+  const bool complete = !st.ties_left || here.better >= static_cast<unsigned>(o.k);
   if (got <= static_cast<unsigned>(kSortCapacity<T>) && complete) {
     st.stage = kgen::topk::kSmall;
     st.cur = 0;
-  } else if (better_here < static_cast<unsigned>(o.k)) {
+  } else if (here.better < static_cast<unsigned>(o.k)) {
     st.stage = kgen::topk::kBoundTies;
     set_prefix(st, Key(bound_order));
-    st.remaining = static_cast<unsigned>(o.k) - better_here;
+    st.remaining = static_cast<unsigned>(o.k) - here.better;
     st.listed[0] = 0;
   } else {
     st.stage = kgen::topk::kRow;
@@ -1084,10 +1097,10 @@ __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
     multi_rank_count_kernel(const T* __restrict__ x, MultiArgs a, Output o) {
   wait_for_previous_grid();
   let_next_grid_launch();
-  __shared__ unsigned better_here, tied_here;
+  __shared__ BlockCounts here;
   const int64_t r = blockIdx.x;
   const bits_t<T> kth = kth_order_of<T>(a.state[r]);
-  if (threadIdx.x == 0) better_here = tied_here = 0;
+  if (threadIdx.x == 0) here.better = here.tied = 0;
   __syncthreads();
   unsigned better = 0, tied = 0;
   walk_share_packs<T, BLOCK, P, (P == 1 ? 8 : 16 / P)>(
@@ -1098,17 +1111,9 @@ __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
           tied += valid && s[j] == kth;
         }
       });
-  better = __reduce_add_sync(kFull, better);
-  tied = __reduce_add_sync(kFull, tied);
-  if (threadIdx.x % 32 == 0 && (better | tied)) {
-    atomicAdd(&better_here, better);
-    atomicAdd(&tied_here, tied);
-  }
+  here.add(better, tied);
   __syncthreads();
-  if (threadIdx.x == 0) {
-    above_counts(a, r)[blockIdx.y] = better_here;
-    tie_counts(a, r)[blockIdx.y] = tied_here;
-  }
+  here.store(a, r);
 }
 
 // 64 registers a thread: at 32 (four blocks of 512 an SM) it spilled 24-276
