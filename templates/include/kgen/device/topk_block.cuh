@@ -161,14 +161,20 @@ __device__ __forceinline__ unsigned lanes_below(unsigned m) {
   return __popc(m & ((1u << (threadIdx.x % 32)) - 1u));
 }
 
-// The first of popc(m) slots of a run counted by `counter`, reserved by one
-// atomic of the warp's lowest lane in m (m, the lanes taking a slot, not
-// 0); every lane of the warp gets it.  Called by whole warps.
-__device__ __forceinline__ unsigned warp_reserve(unsigned* counter, unsigned m) {
+// The first of popc(m) slots of a run, reserved by one add(popc(m)) (an
+// atomic add returning the count before) of the warp's lowest lane in m
+// (m, the lanes taking a slot, not 0); every lane of the warp gets it.
+// Called by whole warps.
+template <class Add> __device__ __forceinline__ unsigned warp_reserve_by(unsigned m, Add&& add) {
   const int leader = __ffs(m) - 1;
   unsigned base = 0;
-  if (static_cast<int>(threadIdx.x % 32) == leader) base = atomicAdd(counter, __popc(m));
+  if (static_cast<int>(threadIdx.x % 32) == leader) base = add(static_cast<unsigned>(__popc(m)));
   return __shfl_sync(kFull, base, leader);
+}
+
+// The same, counted by `counter` (shared or global memory).
+__device__ __forceinline__ unsigned warp_reserve(unsigned* counter, unsigned m) {
+  return warp_reserve_by(m, [counter](unsigned n) { return atomicAdd(counter, n); });
 }
 
 template <class T>

@@ -178,10 +178,8 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
       }
       const unsigned m = __ballot_sync(kFull, take);
       if (!m) continue;
-      const int lane = threadIdx.x % 32, leader = __ffs(m) - 1;
-      unsigned slot = 0;  // the warp's first in the first CTA's keys
-      if (lane == leader) slot = cluster_atomic_add(filled, __popc(m));
-      slot = __shfl_sync(kFull, slot, leader);
+      // the warp's first in the first CTA's keys
+      const unsigned slot = warp_reserve_by(m, [filled](unsigned n) { return cluster_atomic_add(filled, n); });
       if (take) cluster_store(out + (slot + lanes_below(m)) * 8u, make_key<T>(s[q][j], element(q, j)));
     }
   }
