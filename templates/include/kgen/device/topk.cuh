@@ -522,13 +522,6 @@ __device__ void end_pass(RowState& st, unsigned* row_hist, SelectShared<BLOCK, R
   }
 }
 
-// A load from L2, past this SM's L1: for keys other blocks of the grid wrote.
-template <class Key> __device__ __forceinline__ Key load_cg(const Key* p) {
-  const auto* w = reinterpret_cast<const unsigned long long*>(p);
-  if constexpr (sizeof(Key) == 16) return (Key(__ldcg(w + 1)) << 64) | Key(__ldcg(w));
-  else return Key(__ldcg(w));
-}
-
 template <class Key> __device__ __forceinline__ void set_prefix(RowState& st, Key p) {
   st.prefix_lo = static_cast<unsigned long long>(p);
   if constexpr (sizeof(Key) == 16) st.prefix_hi = static_cast<unsigned long long>(p >> 64);
