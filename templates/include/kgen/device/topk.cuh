@@ -316,11 +316,7 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
     __syncthreads();
     const unsigned m = count;
     if (m <= 128 && o.k <= 128) {  // one warp sorts them in registers
-      if (threadIdx.x < 32) {
-        if (m <= 32) finish_warp<1, T>(sort_keys, static_cast<int>(m), row, values, indices, r, o);
-        else if (m <= 64) finish_warp<2, T>(sort_keys, static_cast<int>(m), row, values, indices, r, o);
-        else finish_warp<4, T>(sort_keys, static_cast<int>(m), row, values, indices, r, o);
-      }
+      if (threadIdx.x < 32) finish_by_warp<T>(sort_keys, static_cast<int>(m), row, values, indices, r, o);
       return;
     }
     if (m <= CAP) {

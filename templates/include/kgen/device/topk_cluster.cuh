@@ -186,9 +186,7 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
   cluster.sync();  // the k chosen keys are in the first CTA
   if (rank != 0 || threadIdx.x >= 32) return;
   const int k = static_cast<int>(o.k);
-  if (k <= 32) finish_warp<1, T>(sh.keys, k, row, values, indices, r, o);
-  else if (k <= 64) finish_warp<2, T>(sh.keys, k, row, values, indices, r, o);
-  else finish_warp<4, T>(sh.keys, k, row, values, indices, r, o);
+  finish_by_warp<T>(sh.keys, k, row, values, indices, r, o);
 #endif
 }
 

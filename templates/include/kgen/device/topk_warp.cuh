@@ -120,6 +120,15 @@ __device__ void finish_warp(const key_t<T>* keys, int m, const T* row, T* values
   emit_warp_sorted<C, T>(v, row, values, indices, row_id, o);
 }
 
+// finish_warp with the fewest registers that hold m <= 128 keys.  Called by one warp.
+template <class T>
+__device__ __forceinline__ void finish_by_warp(const key_t<T>* keys, int m, const T* row, T* values,
+                                               int64_t* indices, int64_t row_id, const Output& o) {
+  if (m <= 32) finish_warp<1, T>(keys, m, row, values, indices, row_id, o);
+  else if (m <= 64) finish_warp<2, T>(keys, m, row, values, indices, row_id, o);
+  else finish_warp<4, T>(keys, m, row, values, indices, row_id, o);
+}
+
 }  // namespace topk
 }  // namespace device
 }  // namespace kgen
