@@ -284,7 +284,7 @@ TEST_CASE("selection among the default set: the 4-byte types' unsorted k past 2k
   CHECK(pick(KGEN_FLOAT16, 133, 25939, 700, 0, false).p.tier == TopkTier::block);  // the half types stay
 }
 
-TEST_CASE("the bound's offers: k over one block's warps where that is more, up to 4 a warp", "[topk][plan]") {
+TEST_CASE("the bound's offers: k over one block's warps where that is more, up to 4 a warp, 16 folded", "[topk][plan]") {
   auto offers = [](int64_t batch, int64_t n, int64_t k, int block) {
     const kgen::topk::Plan pl = kgen::topk::plan_multi(problem(KGEN_BFLOAT16, batch, n, k), block, 1, 11);
     const int64_t warps = pl.blocks_per_row * (block / 32);
@@ -296,10 +296,21 @@ TEST_CASE("the bound's offers: k over one block's warps where that is more, up t
   CHECK(t == 3);
   std::tie(t, t_row) = offers(140, 77367, 11, 256);
   CHECK(t == 2);
-  // past 4 a warp the row's share stays (the extra reads cost random rows)
-  std::tie(t, t_row) = offers(10, 280308, 182, 512);
+  // past 4 a warp the row's share stays where the bound kernel reads the
+  // offers (k over half the block: the extra reads cost random rows)
+  std::tie(t, t_row) = offers(10, 280308, 182, 256);
   CHECK(t == t_row);
-  CHECK(t < (182 + 15) / 16);
+  CHECK(t < (182 + 7) / 8);
+  // folded offers (k at most half the block) go up to 16 a warp
+  std::tie(t, t_row) = offers(10, 280308, 182, 512);
+  CHECK(t_row < 12);
+  CHECK(t == 12);
+  std::tie(t, t_row) = offers(1, 13455485, 65, 256);
+  CHECK(t == 9);
+  std::tie(t, t_row) = offers(1, 13455485, 128, 256);  // 16 a warp
+  CHECK(t == 16);
+  std::tie(t, t_row) = offers(1, 13455485, 129, 256);  // past half the block: the bound kernel's rule
+  CHECK(t == t_row);
   // one row of 2^24 over a wave of blocks, k 64: a k of at most half the
   // block is bounded by the offer kernel, past the bound kernel's 16384
   // offers (4 a warp of the row's warps)

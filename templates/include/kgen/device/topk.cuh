@@ -1019,7 +1019,24 @@ __global__ void __launch_bounds__(BLOCK)
   const Key* list = static_cast<const Key*>(a.cand) + (r * 2 + st.cur) * a.candidates;
   for (unsigned i = threadIdx.x; i < s + m; i += BLOCK) sort_keys[i] = i < s ? sel[i] : list[i - s];
   __syncthreads();
-  finish_candidates<BLOCK, T>(fin, static_cast<int>(s + m), x + r * o.n, values, indices, r, o);
+  int c = static_cast<int>(s + m);
+  const int k = static_cast<int>(o.k);
+  // Many more candidates than k (a sorted row's best in one block's share:
+  // about 1540 at 256 x 128256 float32 k 50, against about 100 on random
+  // rows): the k best are selected first, so that the sort takes k (H200,
+  // topk v35: that finish 48.5 -> 24.1 us, the call 166.9 -> 142.9).
+  // keep_best is not inlined, and a few candidates are not sorted by one
+  // warp (finish_warp) here: with both in this kernel, 51 -> 59 registers
+  // and 7799 lines of PTX against 3055, the finish of rows the cut
+  // leaves ran slower (46 x 61890 float16 k 1815: 20.8 -> 25.7 us; one
+  // row of 2^24 float32 random k 64: 9.4 -> 13.9); the two causes were
+  // not measured apart.
+  if (c > 4 * k && c > 256) {
+    __shared__ SelectShared<BLOCK, 8> sh;
+    __shared__ unsigned kept;
+    c = keep_best<BLOCK, T>(sort_keys, c, k, sh, &kept);
+  }
+  finish_candidates<BLOCK, T>(fin, c, x + r * o.n, values, indices, r, o);
 }
 
 // ---- multi: a k past one block's sort, written in index order ----------------

@@ -186,6 +186,38 @@ __device__ __forceinline__ void collect(const Collected<T>& c, key_t<T> key, boo
   if (take) c.keys[base + lanes_below(m)] = key;
 }
 
+// Keeps the k best of the m distinct keys in shared memory: moved to the
+// front, in no order.  Returns k.  `kept`: a shared counter.  The keys of
+// a row's best crowd in their top bits (count_digit's matched form).
+// Round j's keys are all read before any is written, and its writes land
+// below (j + 1) x BLOCK: no key is overwritten unread.  Whole block.
+template <int BLOCK, class T>
+__device__ __noinline__ int keep_best(key_t<T>* keys, int m, int k, SelectShared<BLOCK, 8>& sh, unsigned* kept) {
+  using Key = key_t<T>;
+  auto each = [&](auto&& f) {
+    for (int base = 0; base < m; base += BLOCK) {
+      const int i = base + static_cast<int>(threadIdx.x);
+      f(i < m ? keys[i] : Key(0), i < m);
+    }
+  };
+  const Key t = radix_select<kKeyWidth<T>, 8, BLOCK, Key>(each, 0, Key(0), static_cast<unsigned>(k), sh, true);
+  if (threadIdx.x == 0) *kept = 0;
+  __syncthreads();
+  for (int base = 0; base < m; base += BLOCK) {
+    const int i = base + static_cast<int>(threadIdx.x);
+    const Key key = i < m ? keys[i] : Key(0);
+    const bool take = i < m && key >= t;
+    __syncthreads();
+    const unsigned b = __ballot_sync(kFull, take);
+    if (b) {
+      const unsigned at = warp_reserve(kept, b) + lanes_below(b);
+      if (take) keys[at] = key;
+    }
+  }
+  __syncthreads();
+  return k;
+}
+
 // Sorts n (a power of two) keys in shared memory, descending.
 template <int BLOCK, class Key>
 __device__ void bitonic_sort_desc(Key* keys, int n) {
