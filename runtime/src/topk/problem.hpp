@@ -245,14 +245,14 @@ inline Plan plan_multi(const Problem& p, int block, int pack, int radix) {
   // the block is bounded by the offer kernel's last block, over any number
   // (H200, 1 x 2^24 float32 sorted k 64: 528 blocks, one offer a warp put
   // the bound four shares below the k-th).
-  // Folded offers (own bound) cost no bound kernel: up to 16 a warp, so
-  // that a sorted row's k-th, whose value's ties span several blocks'
-  // shares, is bounded at its own value and the ties pass takes them,
-  // where one offer a warp bounded it below and the row took the digit
-  // passes (H200, topk v35, the generic variant's 256 threads: 1 x
-  // 13455485 bfloat16 sorted k 65 208.8 -> 107.9 us, 3 x 850617 k 93
-  // 91.6 -> 51.9; at 512 threads, rows of repeated values then take the
-  // ties pass: 10 x 280308 float32 k 182 42.8 -> 46.0).
+  // Folded offers (own bound) cost no bound kernel: up to 16 a warp.  By
+  // the plan, a sorted row's k-th, whose value's ties span several blocks'
+  // shares, is then bounded at its own value, where one offer a warp
+  // bounded it lower and the row took the digit passes (not profiled).
+  // H200, topk v35, the generic variant (256 threads): 1 x 13455485
+  // bfloat16 sorted k 65 208.8 -> 107.9 us, 3 x 850617 k 93 91.6 -> 51.9;
+  // at 512 threads a row of repeated values ran slower (not profiled):
+  // 10 x 280308 float32 k 182 42.8 -> 46.0.
   const bool own_bound = 2 * p.k <= block;
   const int64_t t_row = div_up(p.k, warps), t_block = div_up(p.k, block / 32);
   const int64_t t_most = own_bound ? 16 : 4;
