@@ -203,16 +203,12 @@ __device__ __noinline__ int keep_best(key_t<T>* keys, int m, int k, SelectShared
   const Key t = radix_select<kKeyWidth<T>, 8, BLOCK, Key>(each, 0, Key(0), static_cast<unsigned>(k), sh, true);
   if (threadIdx.x == 0) *kept = 0;
   __syncthreads();
+  const Collected<T> front{keys, kept};
   for (int base = 0; base < m; base += BLOCK) {
     const int i = base + static_cast<int>(threadIdx.x);
     const Key key = i < m ? keys[i] : Key(0);
-    const bool take = i < m && key >= t;
     __syncthreads();
-    const unsigned b = __ballot_sync(kFull, take);
-    if (b) {
-      const unsigned at = warp_reserve(kept, b) + lanes_below(b);
-      if (take) keys[at] = key;
-    }
+    collect<T>(front, key, i < m && key >= t);
   }
   __syncthreads();
   return k;
