@@ -18,7 +18,8 @@ to a few us more than its timed call (bench/variants.py) and no launch
 overlaps the next (programmatic dependent launch included).  Columns: the
 kernel, its grid, its time, DRAM bytes read and written, and SM cycles
 active on the busiest SM over the mean one (a ratio well above 1: a few
-blocks hold the launch).
+blocks hold the launch); with --issue also the warp instructions, those
+an SM issued a cycle it was active (4 at most) and the warps resident.
 """
 from __future__ import annotations
 
@@ -35,6 +36,12 @@ from pathlib import Path
 
 METRICS = ("gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
            "sm__cycles_active.max", "sm__cycles_active.avg")
+# With --issue: how busy the SMs' issue was (warp instructions, those an SM
+# issued a cycle it was active, of 4) and the warps resident (% of the SM's
+# limit): a launch near 4 an SM a cycle is bound by its instructions, one
+# with many warps and a low rate by their waits.
+ISSUE = ("sm__inst_executed.sum", "sm__inst_executed.avg.per_cycle_active",
+         "sm__warps_active.avg.pct_of_peak_sustained_active")
 # The markers' kernels: fills of complex tensors, which no measured call
 # launches.  (Fills of float64 and int16 did: torch.zeros made the markers
 # themselves with them, and every listing fell one call behind.)
@@ -69,7 +76,7 @@ def segments(csv_text: str) -> list:
     if head is None:
         raise ValueError("no ncu CSV header (ID, ...) in the output")
     h = rows[head]
-    col = {n: h.index(n) for n in ("Kernel Name", "Grid Size", "Block Size", *METRICS) if n in h}
+    col = {n: h.index(n) for n in ("Kernel Name", "Grid Size", "Block Size", *METRICS, *ISSUE) if n in h}
     out, current = [], None
     for r in rows[head + 1:]:
         if len(r) < len(h) or not r[0].strip().isdigit():
@@ -85,7 +92,7 @@ def segments(csv_text: str) -> list:
             continue
         if current is not None:
             launch = {"name": short_name(name), "grid": r[col["Grid Size"]], "block": r[col["Block Size"]]}
-            launch.update({m: number(r[col[m]]) for m in METRICS if m in col})
+            launch.update({m: number(r[col[m]]) for m in (*METRICS, *ISSUE) if m in col})
             current.append(launch)
     return out
 
@@ -106,7 +113,11 @@ def report(problems: list, selected: list, segs: list) -> str:
                 tail = ln.get("sm__cycles_active.max", 0.0) / avg if avg else 0.0
                 lines.append(f"  {ln['name']:60s} {ln['grid']:>14s} {us:9.1f} us"
                              f"  rd {ln.get('dram__bytes_read.sum', 0.0) / 2**20:8.1f} MiB"
-                             f"  wr {ln.get('dram__bytes_write.sum', 0.0) / 2**20:8.1f} MiB  max/mean SM {tail:4.2f}")
+                             f"  wr {ln.get('dram__bytes_write.sum', 0.0) / 2**20:8.1f} MiB  max/mean SM {tail:4.2f}"
+                             + (f"  inst {ln['sm__inst_executed.sum'] / 1e6:7.2f} M"
+                                f"  ipc {ln.get('sm__inst_executed.avg.per_cycle_active', 0.0):4.2f}"
+                                f"  warps {ln.get('sm__warps_active.avg.pct_of_peak_sustained_active', 0.0):5.1f}%"
+                                if "sm__inst_executed.sum" in ln else ""))
             lines.append(f"  {'total':60s} {'':>14s} {total:9.1f} us  ({len(launches)} launches)")
     return "\n".join(lines)
 
@@ -142,13 +153,15 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("problems", nargs="+")
     ap.add_argument("--ncu", default="ncu", help="the Nsight Compute command line")
+    ap.add_argument("--issue", action="store_true", help="also each launch's instructions, issue rate and warps")
     ap.add_argument("--child", type=Path, help=argparse.SUPPRESS)  # run under ncu: where the selections go
     args = ap.parse_args(argv)
     if args.child:
         return child(args.problems, args.child)
     with tempfile.TemporaryDirectory() as tmp:
         sel = Path(tmp) / "selected.json"
-        cmd = [args.ncu, "--clock-control", "none", "--metrics", ",".join(METRICS), "--csv", "--page", "raw",
+        metrics = METRICS + (ISSUE if args.issue else ())
+        cmd = [args.ncu, "--clock-control", "none", "--metrics", ",".join(metrics), "--csv", "--page", "raw",
                sys.executable, str(Path(__file__).resolve()), "--child", str(sel), *args.problems]
         try:
             run = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy())

@@ -66,3 +66,19 @@ def test_report_totals_each_call_and_shows_the_busiest_sm():
 def test_output_without_a_header_is_refused():
     with pytest.raises(ValueError):
         kt.segments("no profile here\n")
+
+
+def test_issue_columns_are_read_and_shown_only_when_measured():
+    head = HEAD.replace('"sm__cycles_active.max"\n', '"sm__cycles_active.max","sm__inst_executed.sum",'
+                        '"sm__inst_executed.avg.per_cycle_active","sm__warps_active.avg.pct_of_peak_sustained_active"\n')
+    head = head.replace('"cycle","cycle"\n', '"cycle","cycle","inst","inst/cycle","%"\n')
+    def more(line, extra='"","",""'):
+        return line.rstrip("\n") + "," + extra + "\n"
+    text = (head + more(row(0, START_FILL, 900)) + more(row(1, PASS, 8_300), '"390,000","1.89","47.7"') +
+            more(row(2, END_FILL, 900)))
+    launch = kt.segments(text)[0][0]
+    assert launch["sm__inst_executed.sum"] == 390_000 and launch["sm__inst_executed.avg.per_cycle_active"] == 1.89
+    shown = kt.report(["topk topk 1x8 k=2 f32"], ["v"], [[launch], []]).splitlines()[1]
+    assert "inst    0.39 M" in shown and "ipc 1.89" in shown and "warps  47.7%" in shown
+    plain = {k: v for k, v in launch.items() if not k.startswith("sm__inst") and not k.startswith("sm__warps")}
+    assert "ipc" not in kt.report(["topk topk 1x8 k=2 f32"], ["v"], [[plain], []])
