@@ -722,7 +722,7 @@ __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
   flush_stage<BLOCK>(to_list, list, &st.listed[0], room);  // a barrier first
   here.store(a, r);
   // an overflowed stage: more than one block's sort in all, and a row whose
-  // keys crowd (the digit count takes count_digit's crowded form)
+  // keys crowd (the digit count takes count_digit's matched form)
   if (threadIdx.x == 0 && to_list.count > kStaged) {
     atomicAdd(&st.listed[0], static_cast<unsigned>(kSortCapacity<T>) + 1u);
     st.crowded = 1;
@@ -823,7 +823,8 @@ __global__ void __launch_bounds__(BLOCK)
   CrowdProbe probe;
   walk_share<T, BLOCK, P, (P == 1 ? 8 : 16 / P)>(x + r * o.n, o.n, o.largest, [&](key_t<T> key, bool valid) {
     const unsigned digit = D::digit(key, 0);
-    count_digit<R>(mine, digit, valid, crowded && probe.crowded(digit, valid), copies.kCopies);
+    count_digit<R>(mine, digit, valid, crowded && probe.crowded(digit, valid) ? Crowd::matched : Crowd::spread,
+                   copies.kCopies);
   });
   __syncthreads();
   copies.sum_into(sh.hist);
@@ -1085,7 +1086,7 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
           const bool in = valid && D::in(s[j], l, prefix);
           if (!__any_sync(kFull, in)) continue;  // past the first level most keys are out
           const unsigned digit = D::digit(s[j], l);
-          count_digit<R>(mine, digit, in, probe.crowded(digit, in), copies.kCopies);
+          count_digit<R>(mine, digit, in, probe.crowded(digit, in) ? Crowd::matched : Crowd::spread, copies.kCopies);
         }
       });
   __syncthreads();

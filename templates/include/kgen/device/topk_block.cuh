@@ -50,30 +50,45 @@ __device__ __forceinline__ unsigned block_exclusive_sum(unsigned v, unsigned* sc
   return r;
 }
 
+// How the lanes of a warp add their digits to a shared histogram (the
+// same for the whole warp):
+//   spread   one atomic a lane (digits that differ lane to lane).
+//   matched  one atomic a distinct digit of the warp: keys expected to share
+//            their digits (a row of few distinct values), where lanes'
+//            atomics on one shared counter serialise (H100, the first digit
+//            of 2^24 float32 of four distinct values: 139 us, 36 on random
+//            data).  Not for spread digits: the match costs more than the
+//            atomics it saves (H100, 2^24 float32, first digit 37 -> 157
+//            us matching every key).
+//   voted    one atomic when every lane holds the same digit, else one a
+//            lane: a row of few distinct values puts every key in one bin at
+//            every level, and the vote costs less than the match.
+enum class Crowd { spread, matched, voted };
+
 // Counts one digit per lane into a shared histogram; called by whole warps.
 // Narrow digits (R <= 4) count with one warp ballot per bin, as PyTorch's
-// 2-bit radix select does; wider ones with one shared-memory atomic a lane.
-// (Aggregating the lanes of a warp with equal digits by __match_any_sync
-// first was 4x slower: H100, 2^24 float32, first digit 37 -> 157 us.)
-// `crowded` (the same for the whole warp): the keys are expected to share
-// their digits (a row of few distinct values), where lanes' atomics on one
-// shared counter serialise (H100, the first digit of 2^24 float32 of four
-// distinct values: 139 us, 36 on random data): lanes of a warp with one
-// digit are added by one atomic.  Not for spread digits: the match costs
-// more than the atomics it saves (4x on random data, above).
+// 2-bit radix select does (whatever `crowd` says); wider ones as `crowd`
+// says.
 template <int R>
-__device__ __forceinline__ void count_digit(unsigned* hist, unsigned digit, bool counted, bool crowded = false,
-                                            int stride = 1) {
+__device__ __forceinline__ void count_digit(unsigned* hist, unsigned digit, bool counted,
+                                            Crowd crowd = Crowd::spread, int stride = 1) {
   if constexpr (R <= 4) {
 #pragma unroll
     for (unsigned b = 0; b < (1u << R); ++b) {
       const unsigned m = __ballot_sync(kFull, counted && digit == b);
       if (m && threadIdx.x % 32 == 0) atomicAdd(&hist[b * stride], __popc(m));
     }
-  } else if (crowded) {
+  } else if (crowd == Crowd::matched) {
     const unsigned peers = __match_any_sync(kFull, counted ? digit : ~0u);
     if (counted && __ffs(peers) - 1 == static_cast<int>(threadIdx.x % 32))
       atomicAdd(&hist[digit * stride], __popc(peers));
+  } else if (crowd == Crowd::voted) {
+    const unsigned lead = __shfl_sync(kFull, digit, 0);
+    if (__all_sync(kFull, counted && digit == lead)) {
+      if (threadIdx.x % 32 == 0) atomicAdd(&hist[lead * stride], 32u);
+    } else if (counted) {
+      atomicAdd(&hist[digit * stride], 1u);
+    }
   } else if (counted) {
     atomicAdd(&hist[digit * stride], 1u);
   }
@@ -130,7 +145,8 @@ __device__ Key radix_select(Each&& each, int level, Key prefix, unsigned want,
     for (int b = threadIdx.x; b < D::kBins; b += BLOCK) sh.hist[b] = 0;
     __syncthreads();
     each([&](Key key, bool valid) {
-      count_digit<R>(sh.hist, D::digit(key, l), valid && D::in(key, l, prefix), crowded);
+      count_digit<R>(sh.hist, D::digit(key, l), valid && D::in(key, l, prefix),
+                     crowded ? Crowd::matched : Crowd::spread);
     });
     __syncthreads();
     choose_bucket<BLOCK, D::kBins>(sh.hist, want, &sh.choice, sh.scratch);

@@ -50,18 +50,6 @@ __device__ __forceinline__ void cluster_store(uint32_t a, uint64_t v) {
   asm volatile("st.shared::cluster.u64 [%0], %1;" ::"r"(a), "l"(v) : "memory");
 }
 
-// Counts a digit a lane; a warp whose lanes all count one digit adds once
-// (a row of few distinct values puts every key in one bin at every level,
-// where a lane's atomic each serialises).
-__device__ __forceinline__ void count_digit_voted(unsigned* hist, unsigned digit, bool counted) {
-  const unsigned lead = __shfl_sync(kFull, digit, 0);
-  if (__all_sync(kFull, counted && digit == lead)) {
-    if (threadIdx.x % 32 == 0) atomicAdd(&hist[lead], 32u);
-  } else if (counted) {
-    atomicAdd(&hist[digit], 1u);
-  }
-}
-
 // A row over `C` CTAs (the cluster's size, set at launch): CTA `rank` holds
 // packs [rank * chunk, rank * chunk + chunk) of the row, thread i its packs
 // q * BLOCK + i.  Rows are clusters: row = blockIdx.x / C.
@@ -117,7 +105,7 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
 #pragma unroll
       for (int j = 0; j < P; ++j) {
         const bool in = live(q) && (l == 0 || (s[q][j] >> D::hi(l)) == prefix);
-        count_digit_voted(h, D::digit(s[q][j], l), in);
+        count_digit<8>(h, D::digit(s[q][j], l), in, Crowd::voted);
       }
     cluster.sync();  // every CTA's counts of level l are in
     if (threadIdx.x < 256) {
