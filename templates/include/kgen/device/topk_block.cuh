@@ -61,8 +61,8 @@ __device__ __forceinline__ unsigned block_exclusive_sum(unsigned v, unsigned* sc
 //            atomics it saves (H100, 2^24 float32, first digit 37 -> 157
 //            us matching every key).
 //   voted    one atomic when every lane holds the same digit, else one a
-//            lane: a row of few distinct values puts every key in one bin at
-//            every level, and the vote costs less than the match.
+//            lane (the cluster tier's levels, where a row of few distinct
+//            values puts every key in one bin at every level).
 enum class Crowd { spread, matched, voted };
 
 // Counts one digit per lane into a shared histogram; called by whole warps.
