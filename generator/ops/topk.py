@@ -116,8 +116,9 @@ TIERS = (
         name="cluster",
         template="topk.cu.j2",
         # one row over a cluster of up to 8 CTAs (block_size x items
-        # elements each), one radix select through distributed shared
-        # memory, k <= 128: the rows of sampling in one launch
+        # elements each), a bound from the warps' offers or else one radix
+        # select through distributed shared memory, k <= 128: the rows of
+        # sampling in one launch
         params=(Param("block_size", "b", lambda d: (256, 512, 1024)),
                 Param("items", "i", lambda d: (8, 16, 32)), PACK),
         valid=lambda d, p, arches: d.size != 8 and p["items"] % p["pack_size"] == 0,
