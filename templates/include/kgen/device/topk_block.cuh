@@ -15,18 +15,24 @@ namespace topk {
 
 constexpr unsigned kFull = 0xffffffffu;
 
+// Inclusive prefix sum over the lanes of a warp, in lane order (`lane`:
+// this thread's, as the caller holds it).
+template <class Lane> __device__ __forceinline__ unsigned warp_inclusive_sum(unsigned v, Lane lane) {
+#pragma unroll
+  for (int d = 1; d < 32; d *= 2) {
+    const unsigned o = __shfl_up_sync(kFull, v, d);
+    if (lane >= d) v += o;
+  }
+  return v;
+}
+
 // Exclusive prefix sum over the threads of a block, in thread order.  With
 // `sum`, the block's total too, on every thread (then `scratch` holds
 // BLOCK / 32 + 1 entries).
 template <int BLOCK>
 __device__ __forceinline__ unsigned block_exclusive_sum(unsigned v, unsigned* scratch, unsigned* sum = nullptr) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  unsigned inc = v;
-#pragma unroll
-  for (int d = 1; d < 32; d *= 2) {
-    const unsigned o = __shfl_up_sync(kFull, inc, d);
-    if (lane >= d) inc += o;
-  }
+  const unsigned inc = warp_inclusive_sum(v, lane);
   if constexpr (BLOCK == 32) {
     if (sum) *sum = __shfl_sync(kFull, inc, 31);
     return inc - v;
@@ -34,12 +40,7 @@ __device__ __forceinline__ unsigned block_exclusive_sum(unsigned v, unsigned* sc
   if (lane == 31) scratch[warp] = inc;
   __syncthreads();
   if (warp == 0) {
-    unsigned w = lane < BLOCK / 32 ? scratch[lane] : 0u, wi = w;
-#pragma unroll
-    for (int d = 1; d < 32; d *= 2) {
-      const unsigned o = __shfl_up_sync(kFull, wi, d);
-      if (lane >= d) wi += o;
-    }
+    const unsigned w = lane < BLOCK / 32 ? scratch[lane] : 0u, wi = warp_inclusive_sum(w, lane);
     if (lane < BLOCK / 32) scratch[lane] = wi - w;
     if (sum && lane == BLOCK / 32 - 1) scratch[BLOCK / 32] = wi;
   }
