@@ -17,6 +17,9 @@ Strategies (templates/include/kgen/device/topk.cuh):
   cluster  one row over the CTAs of a cluster (up to 8), in their
            registers: one radix select over the order bits, each level's
            counts summed through distributed shared memory; k <= 128
+  stream   one block per row of any length, read once in chunks: keys above
+           a running bound into a shared buffer cut to the k best when
+           short of room; k <= 128 (batches of at least half the SMs)
   multi    several blocks per row: warps offer their maxima, the k-th offer
            bounds the k-th, one gather, one block's sort; rows it cannot
            settle go through multi-block digit passes (the bucket chosen on
@@ -127,6 +130,18 @@ TIERS = (
         # against 31.6): widest packs only
         in_default=lambda d, p: widest(d, p) and (p["block_size"], p["items"]) in ((512, 16), (1024, 16), (1024, 32)),
         min_arch=90,
+        cost=2.9,
+    ),
+    Tier(
+        name="stream",
+        template="topk.cu.j2",
+        # one block a row of any length, read once in chunks of block_size
+        # x items: the keys above a running bound into a shared buffer, cut
+        # to the k best when full; k <= 128
+        params=(Param("block_size", "b", lambda d: (256, 512, 1024)),
+                Param("items", "i", lambda d: (8, 16)), PACK),
+        valid=lambda d, p, arches: d.size != 8 and p["items"] % p["pack_size"] == 0,
+        in_default=lambda d, p: widest(d, p) and p["block_size"] in (512, 1024),
         cost=2.9,
     ),
     Tier(

@@ -131,7 +131,8 @@ TEST_CASE("every dtype has a generic topk variant", "[topk][registry]") {
 }
 
 TEST_CASE("capability: queue holds k <= 32 x capacity, block and tourney rows up to their size (any k), cluster "
-          "rows up to 8 blocks' size with k <= 128, packs need alignment", "[topk][supports]") {
+          "rows up to 8 blocks' size with k <= 128, stream any row with k <= 128 and room for k x (items + 1) keys, "
+          "packs need alignment", "[topk][supports]") {
   for (kgen_dtype_t d : kDtypes) {
     for (const kgen::VariantInfo* v : kgen::Registry::of(kgen::Family::topk, d)) {
       const auto& q = *static_cast<const TopkParams*>(v->params);
@@ -143,6 +144,7 @@ TEST_CASE("capability: queue holds k <= 32 x capacity, block and tourney rows up
       const int64_t kmax = q.tier == TopkTier::queue     ? 32 * q.capacity
                            : q.tier == TopkTier::tourney ? cap
                            : q.tier == TopkTier::cluster ? 128
+                           : q.tier == TopkTier::stream  ? std::min<int64_t>(128, 4096 / (q.items + 1))
                                                          : 1000;
       auto p = problem(d, 7, cap, kmax);
       CHECK(v->supports(*v, &p));
@@ -150,7 +152,7 @@ TEST_CASE("capability: queue holds k <= 32 x capacity, block and tourney rows up
         p = problem(d, 7, cap + q.pack_size, 8);
         CHECK_FALSE(v->supports(*v, &p));
       }
-      if (q.tier == TopkTier::cluster) {
+      if (q.tier == TopkTier::cluster || q.tier == TopkTier::stream) {
         p = problem(d, 7, cap, kmax + 1);
         CHECK_FALSE(v->supports(*v, &p));
       }
@@ -234,6 +236,26 @@ TEST_CASE("selection among the default set: the rows of sampling to a cluster a 
     CHECK(pick(d, 1, 16384, 50).p.tier == TopkTier::block);
     const TopkTier odd = pick(d, 1, 128257, 50).p.tier;  // pack 1: the multi tier's
     CHECK((odd == TopkTier::multi || odd == TopkTier::generic));
+  }
+}
+
+TEST_CASE("selection among the default set: the rows of sampling in batches of half the SMs or more to a "
+          "block a row that streams it",
+          "[topk][select][default-set]") {
+  // bench/NOTES.md topk v39
+  const int64_t half = (h100().sm_count + 1) / 2;
+  for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_BFLOAT16}) {
+    const Picked many = pick(d, half, 128256, 50);
+    INFO(many.v->name);
+    CHECK(many.p.tier == TopkTier::stream);
+    CHECK(many.p.block_size == 1024);
+    CHECK(many.p.items == 8);
+    CHECK(many.plan.bytes == 0);
+    CHECK(pick(d, 256, 152064, 100).p.tier == TopkTier::stream);
+    CHECK(pick(d, half - 1, 128256, 50).p.tier == TopkTier::multi);
+    CHECK(pick(d, 256, 128256, 129).p.tier != TopkTier::stream);  // k past 128
+    CHECK(pick(d, 256, 32768, 50).p.tier == TopkTier::block);     // a block holds the row
+    CHECK(pick(d, 256, 128257, 50).p.tier != TopkTier::stream);   // pack 1: not measured
   }
 }
 

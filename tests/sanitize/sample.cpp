@@ -578,6 +578,12 @@ std::vector<TopkSpec> topk_specs(const kgen::gen::TopkParams& q) {
       const int64_t cap = 8 * int64_t{q.block_size} * q.items;
       return {{3, cap - p, 50, 1, 1}, {2, round_up(1000, p), 128, 0, 0}};
     }
+    case T::stream: {
+      // a row of five chunks and a pack, k at the most the buffer allows;
+      // a row shorter than one chunk
+      const int64_t chunk = int64_t{q.block_size} * q.items;
+      return {{3, 5 * chunk + p, std::min<int64_t>(128, 4096 / (q.items + 1)), 1, 1}, {2, round_up(1000, p), 50, 0, 0}};
+    }
     case T::multi: {
       // 3 blocks a row with the bound pass (small k); k past one block's
       // sort, without it (candidate lists, the global sort)

@@ -286,6 +286,10 @@ inline Plan plan_block(const Problem& p) {
 // every sm_90 GPU schedules.
 constexpr int kClusterMax = 8;
 constexpr int kClusterK = 128;  // the first CTA's warp sorts the selection
+// The stream tier: k <= 128, and the buffer of 4096 keys keeps room for a
+// chunk's keys above a threads' bound (k x items) beside the k it keeps.
+constexpr int kStreamK = 128;
+constexpr int kStreamBuffer = 4096;
 inline int cluster_ctas(const Problem& p, int64_t per_cta) {
   const int64_t need = div_up(p.n, per_cta);
   const int64_t idle = std::min<int64_t>(div_up(p.device->sm_count, p.batch), kClusterMax);

@@ -1,14 +1,16 @@
 // Top-k capability (supports), preference (heuristic) and workspace plans.
 //
 // Capability: queue needs k <= 32 x capacity, block n <= block x items,
-// tourney n <= 32 x items, cluster n <= 8 x block x items and k <= 128; a
+// tourney n <= 32 x items, cluster n <= 8 x block x items and k <= 128,
+// stream k <= 128 and k x (items + 1) <= its buffer of 4096 keys; a
 // pack needs n to be a multiple of it and x aligned to it (every row then
 // starts aligned).  multi and generic run anything valid.
 // Preference: rows of up to 512: tourney (a warp or a group of its lanes a
 // row, the row in registers); many short rows and k <= 16: queue (one warp a row, the
 // smallest capacity that holds k); rows past 16384 whose clusters fit one
 // wave: cluster; rows that fit a block, however few: block (the smallest
-// row capacity that holds n); longer rows: multi.
+// row capacity that holds n); longer rows in batches of at least half the
+// SMs: stream; else multi.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -45,6 +47,9 @@ bool supports(const VariantInfo& v, const void* problem) {
     case Tier::cluster:
       return p.k <= kClusterK && p.n <= int64_t{kClusterMax} * q.block_size * q.items &&
              p.batch * kClusterMax <= 0x7fffffff;  // a grid's x
+    case Tier::stream:
+      return p.k <= kStreamK && p.k * (q.items + 1) <= kStreamBuffer && p.n <= 0xffffffff &&
+             p.batch <= 0x7fffffff;
     default: return true;
   }
 }
@@ -161,6 +166,25 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       s.key[2] = -per_cta;
       break;
     }
+    case Tier::stream:
+      // rows past a block's 32768 in batches of at least half the SMs (a
+      // cluster a row would not fit one wave): a block a row reads x once
+      // where the multi tier's digit passes and gathers read it again.
+      // H200 (topk v39): 128 x 128256 float32 k 50 49.2 us against the
+      // multi tier's 88.9, reversed 36.8 against 93.2; bfloat16 49.9
+      // against 74.9; 128 x 262144 bfloat16 88.6 against 104.1; 256 x
+      // 152064 bfloat16 k 100 123.6 against 129.8.  Sorted bfloat16 rows
+      // lose (128 x 128256: 120.4 against 86.1; torch 172.5).  At 64 rows
+      // the multi tier holds its own (64 x 128256 bfloat16: 47.8 against
+      // 49.5 at items 8).  Items 8: float32 64 x 128256 47.6 against 53.8
+      // at 16 (bfloat16 ran faster at 16 there, 46.5 against 49.5, and at 96
+      // rows, 47.1 against 50.3; not measured at 128).
+      if (p.n <= 32768 || 2 * p.batch < d.sm_count) return Score::reject();
+      if (q.pack_size * dtype_size(p.dtype) < 16) return Score::reject();  // measured at the widest pack only
+      s.key[0] = 2;
+      s.key[1] = q.block_size;  // one SM's threads a row
+      s.key[2] = -q.items;
+      break;
     case Tier::multi:
       s.key[0] = 1;
       s.key[1] = q.radix;
@@ -177,7 +201,8 @@ Plan plan_for(const VariantInfo& v, const Problem& p) {
   switch (q.tier) {
     case Tier::queue:
     case Tier::tourney:
-    case Tier::cluster: return Plan{};
+    case Tier::cluster:
+    case Tier::stream: return Plan{};
     case Tier::block: return plan_block(p);
     default: return plan_multi(p, q.block_size, q.pack_size, q.radix);
   }

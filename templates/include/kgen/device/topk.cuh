@@ -1035,7 +1035,8 @@ __global__ void __launch_bounds__(BLOCK)
   if (c > 4 * k && c > 256) {
     __shared__ SelectShared<BLOCK, 8> sh;
     __shared__ unsigned kept;
-    c = keep_best<BLOCK, T>(sort_keys, c, k, sh, &kept);
+    keep_best<BLOCK, T>(sort_keys, c, k, sh, &kept);
+    c = k;
   }
   finish_candidates<BLOCK, T>(fin, c, x + r * o.n, values, indices, r, o);
 }

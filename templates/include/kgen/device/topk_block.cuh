@@ -204,12 +204,12 @@ __device__ __forceinline__ void collect(const Collected<T>& c, key_t<T> key, boo
 }
 
 // Keeps the k best of the m distinct keys in shared memory: moved to the
-// front, in no order.  Returns k.  `kept`: a shared counter.  The keys of
+// front, in no order.  Returns the k-th best key.  `kept`: a shared counter.  The keys of
 // a row's best crowd in their top bits (count_digit's matched form).
 // Round j's keys are all read before any is written, and its writes land
 // below (j + 1) x BLOCK: no key is overwritten unread.  Whole block.
 template <int BLOCK, class T>
-__device__ __noinline__ int keep_best(key_t<T>* keys, int m, int k, SelectShared<BLOCK, 8>& sh, unsigned* kept) {
+__device__ __noinline__ key_t<T> keep_best(key_t<T>* keys, int m, int k, SelectShared<BLOCK, 8>& sh, unsigned* kept) {
   using Key = key_t<T>;
   auto each = [&](auto&& f) {
     for (int base = 0; base < m; base += BLOCK) {
@@ -228,7 +228,7 @@ __device__ __noinline__ int keep_best(key_t<T>* keys, int m, int k, SelectShared
     collect<T>(front, key, i < m && key >= t);
   }
   __syncthreads();
-  return k;
+  return t;
 }
 
 // Sorts n (a power of two) keys in shared memory, descending.
