@@ -216,9 +216,10 @@ TEST_CASE("selection among the default set: a block a row for few rows a block h
   }
 }
 
-TEST_CASE("selection among the default set: the rows of sampling to a cluster a row while they fit one wave",
+TEST_CASE("selection among the default set: the rows of sampling to a cluster a row while they fit one wave, "
+          "the half types' two",
           "[topk][select][default-set]") {
-  // bench/NOTES.md topk v31
+  // bench/NOTES.md topk v31, v40
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_BFLOAT16}) {
     const Picked one = pick(d, 1, 128256, 50);
     CHECK(one.p.tier == TopkTier::cluster);
@@ -230,7 +231,25 @@ TEST_CASE("selection among the default set: the rows of sampling to a cluster a 
     CHECK(int64_t{short_row.p.block_size} * short_row.p.items == 8192);  // the smallest CTA that holds it
     CHECK(pick(d, 1, 262144, 100).p.tier == TopkTier::cluster);
     CHECK(pick(d, 16, 128256, 50).p.tier == TopkTier::cluster);  // 16 x 8 CTAs: one wave
-    CHECK(pick(d, 17, 128256, 50).p.tier == TopkTier::multi);
+    // two waves, the half types: 32 x 8 CTAs of 1024 x 16 (32 a thread
+    // would take 5 CTAs a row, two waves too: the smaller CTA); float32
+    // keeps the multi tier past one wave
+    const bool half = d == KGEN_BFLOAT16;
+    const Picked two = pick(d, 32, 128256, 50);
+    INFO(two.v->name);
+    CHECK(two.p.tier == (half ? TopkTier::cluster : TopkTier::multi));
+    if (half) CHECK(two.p.items == 16);
+    // 64 x 4 CTAs of 1024 x 32: two waves (1024 x 16 would take four)
+    const Picked wide = pick(d, 64, 128256, 50);
+    CHECK(wide.p.tier == (half ? TopkTier::cluster : TopkTier::multi));
+    if (half) CHECK(wide.p.items == 32);
+    CHECK(pick(d, 66, 128256, 50).p.tier == (half ? TopkTier::cluster : TopkTier::stream));
+    // past two waves, 128 rows: the stream tier
+    CHECK(pick(d, 128, 128256, 50).p.tier == TopkTier::stream);
+    CHECK(pick(d, 48, 262144, 50).p.tier == TopkTier::multi);  // 48 x 8 CTAs of 1024 x 32: three waves
+    CHECK(pick(d, 17, 128256, 50).p.tier == (half ? TopkTier::cluster : TopkTier::multi));
+    // rows a block holds, past one wave: the block
+    CHECK(pick(d, 256, 32000, 50).p.tier == TopkTier::block);
     CHECK(pick(d, 1, 128256, 129).p.tier == TopkTier::multi);  // k past the first CTA's warp
     CHECK(pick(d, 1, 262152, 50).p.tier != TopkTier::cluster);  // aligned, past 8 CTAs of 1024 x 32
     CHECK(pick(d, 1, 16384, 50).p.tier == TopkTier::block);
@@ -245,16 +264,16 @@ TEST_CASE("selection among the default set: the rows of sampling in batches of h
   // bench/NOTES.md topk v39
   const int64_t half = (h100().sm_count + 1) / 2;
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_BFLOAT16}) {
-    const Picked many = pick(d, half, 128256, 50);
+    const Picked many = pick(d, 2 * half, 128256, 50);  // 4 waves of clusters
     INFO(many.v->name);
     CHECK(many.p.tier == TopkTier::stream);
     CHECK(many.p.block_size == 1024);
     CHECK(many.p.items == 8);
     CHECK(many.plan.bytes == 0);
     CHECK(pick(d, 256, 152064, 100).p.tier == TopkTier::stream);
-    CHECK(pick(d, half - 1, 128256, 50).p.tier == TopkTier::multi);
+    CHECK(pick(d, half - 1, 262144, 50).p.tier == TopkTier::multi);  // clusters past 2 waves
     CHECK(pick(d, 256, 128256, 129).p.tier != TopkTier::stream);  // k past 128
-    CHECK(pick(d, 256, 32768, 50).p.tier == TopkTier::block);     // a block holds the row
+    CHECK(pick(d, 256, 32768, 50).p.tier != TopkTier::stream);    // a block holds the row
     CHECK(pick(d, 256, 128257, 50).p.tier != TopkTier::stream);   // pack 1: not measured
   }
 }

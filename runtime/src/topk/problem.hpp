@@ -295,6 +295,11 @@ inline int cluster_ctas(const Problem& p, int64_t per_cta) {
   const int64_t idle = std::min<int64_t>(div_up(p.device->sm_count, p.batch), kClusterMax);
   return static_cast<int>(std::max(need, idle));
 }
+// Waves of a cluster variant's CTAs over the SMs, at 1024 threads an SM
+// (its launch bounds give a thread 64 registers: 1024 fill the register file).
+inline int64_t cluster_waves(const Problem& p, int block, int64_t per_cta) {
+  return div_up(p.batch * cluster_ctas(p, per_cta) * block, int64_t{p.device->sm_count} * 1024);
+}
 
 bool supports(const VariantInfo& v, const void* problem);
 Score heuristic(const VariantInfo& v, const void* problem);

@@ -8,9 +8,9 @@
 // Preference: rows of up to 512: tourney (a warp or a group of its lanes a
 // row, the row in registers); many short rows and k <= 16: queue (one warp a row, the
 // smallest capacity that holds k); rows past 16384 whose clusters fit one
-// wave: cluster; rows that fit a block, however few: block (the smallest
-// row capacity that holds n); longer rows in batches of at least half the
-// SMs: stream; else multi.
+// wave (the half types' past 32768: two): cluster; rows that fit a block, however few: block (the
+// smallest row capacity that holds n); longer rows in batches of at least
+// half the SMs: stream; else multi.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -145,30 +145,46 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       s.key[3] = int64_t{q.radix} * 4096 - q.block_size;
       break;
     case Tier::cluster: {
-      // rows past a block's 1024 x 16 whose clusters fit one wave: the
+      // Rows past 16384 whose clusters fit one wave (a CTA an SM): the
       // multi tier's 9-10 launches and a block's one SM a row cost more.
-      // H200, every variant (topk v31): 1 x 128256 float32 k 50, 1024 x 16
-      // 17.2 us, multi 28.6; bfloat16 16.0 against 28.8, constant 18.1
-      // against 38.0; 1 x 32000 bfloat16 512 x 16 12.9, a block 16.7.
-      // Past one wave the multi tier (32 x 128256 float32: 42.4 against
-      // 41.9; 256 x 152064 318.5 against 149.9), and below 16384 a block
-      // (1 x 8000 float32 k 20: 10.9 against 7.5).  Pack 1 loads a lane's
-      // 32 elements one by one (8 x 50257 float32 42.2 against 31.6).
+      // H200 (topk v31, v38): 1 x 128256 float32 k 50 12.0 us, multi 28.6
+      // (v31's times); 1 x 32000 bfloat16 512 x 16 9.8, a block 16.7.
+      // Below 16384 a block (1 x 8000 float32 k 20: 7.5 against 10.9), and
+      // pack 1 loads a lane's elements one by one (8 x 50257 float32 42.2
+      // against 31.6; both v31).
+      // The half types' rows past 32768 up to 2 waves (the CTAs' threads
+      // over 1024 an SM), H200 (topk v40) against the multi tier or the
+      // stream tier: bfloat16 32 x 128256 k 50 random 25.8 us against
+      // 40.2, sorted 52.5 against 51.5, reversed 48.8 against 53.8; 64 x
+      // 128256 random 33.5 against 48.1, sorted 73.6 against 60.3, reversed
+      // 71.4 against 62.0; 66 x 128256 random 33.6 against the stream's
+      // 50.0, sorted 73.8 against 119.7; 32 x 262144 k 100 random 37.3
+      // against 49.3, sorted 80.5 against 63.6; float16 32 x 128256
+      // reversed 39.8 against 54.0.  The 4-byte types lose there on sorted
+      // and reversed rows (float32 32 x 262144 reversed 98.0 against 64.1,
+      // 64 x 128256 91.6 against 61.7; int32 32 x 128256 sorted 56.1
+      // against 47.8) and so do rows a block holds (bfloat16 128 x 32000
+      // random 22.1 against 19.0, sorted 43.4 against 26.9): both keep one
+      // wave.
       const int64_t per_cta = int64_t{q.block_size} * q.items;
-      if (q.pack_size == 1 || p.n <= 16384 || p.batch * cluster_ctas(p, per_cta) > d.sm_count)
-        return Score::reject();
+      const bool wide = dtype_size(p.dtype) == 4;
+      const int64_t waves = cluster_waves(p, q.block_size, per_cta);
+      const bool one_wave = p.batch * cluster_ctas(p, per_cta) <= d.sm_count;
+      const bool two_waves = dtype_size(p.dtype) == 2 && p.n > 32768 && waves <= 2;
+      if (q.pack_size == 1 || p.n <= 16384 || !(one_wave || two_waves)) return Score::reject();
       s.key[0] = 3;
-      // 32 a thread at 1024 threads ran 1.3-1.6x the 16 (1 x 128256
-      // float32 27.1 us against 17.2, where ptxas spills; bfloat16 20.8
-      // against 16.0); then the smallest CTA (1 x 32000 float32: 512 x 16
-      // 14.3, 1024 x 16 16.1)
-      s.key[1] = q.items > 16 ? 0 : 1;
-      s.key[2] = -per_cta;
+      // 32 a thread at 1024 threads spills for the 4-byte types and ran
+      // 1.3-1.6x the 16 (1 x 128256 float32 27.1 us against 17.2, v31);
+      // then the fewest waves, then the smallest CTA (1 x 32000 float32:
+      // 512 x 16 14.3, 1024 x 16 16.1, v31)
+      s.key[1] = wide && q.items > 16 ? 0 : 1;
+      s.key[2] = -waves;
+      s.key[3] = -per_cta;
       break;
     }
     case Tier::stream:
-      // rows past a block's 32768 in batches of at least half the SMs (a
-      // cluster a row would not fit one wave): a block a row reads x once
+      // rows past a block's 32768 in batches of at least half the SMs
+      // (past the clusters' waves): a block a row reads x once
       // where the multi tier's digit passes and gathers read it again.
       // H200 (topk v39): 128 x 128256 float32 k 50 49.2 us against the
       // multi tier's 88.9, reversed 36.8 against 93.2; bfloat16 49.9
