@@ -24,19 +24,21 @@ namespace topk {
 
 using kgen::topk::kStreamK;
 
-// The k-th largest of the threads' best keys of a chunk of 2^CB elements,
-// starting at element `start` of the row, as a key of the row: a bound on
-// the chunk's k-th key from below; 0 when fewer than k threads hold any.
-// Each `top` is a chunk key: the order bits above the element's offset in
-// the chunk, complemented (chunk_key), kBits + CB bits in all, where a
-// row's key has kBits + 32: the select's levels past the value stop at the
-// chunk's offsets, not the row's.  The two orders agree within a chunk.
-// Whole block.
 __host__ __device__ constexpr int log2_of(int v) { return v <= 1 ? 0 : 1 + log2_of(v / 2); }
+
+// An element's key within its chunk of 2^CB: the order bits above its
+// offset in the chunk, complemented (kBits + CB bits, where a row's key has
+// kBits + 32).  Within a chunk the two orders agree.
 template <class T, int CB>
 __device__ __forceinline__ uint64_t chunk_key(bits_t<T> order, uint32_t offset) {
   return uint64_t{order} << CB | ((1u << CB) - 1u - offset);
 }
+
+// The k-th largest of the threads' best chunk keys (`top`, where `has`) of
+// a chunk starting at element `start` of the row, as a key of the row: a
+// bound on the chunk's k-th key from below; 0 when fewer than k threads
+// hold any.  Over chunk keys the select's levels past the value stop at the
+// chunk's offsets, not the row's.  Whole block.
 template <class T, int BLOCK, int CB>
 __device__ __forceinline__ key_t<T> threads_kth(uint64_t top, bool has, unsigned k, uint32_t start,
                                                 SelectShared<BLOCK, 8>& sh) {
