@@ -137,7 +137,7 @@ TIERS = (
         template="topk.cu.j2",
         # one block a row of any length, read once in chunks of block_size
         # x items: the keys above a running bound into a shared buffer, cut
-        # to the k best when full; k <= 128
+        # to the k best when short of room; k <= 128
         params=(Param("block_size", "b", lambda d: (256, 512, 1024)),
                 Param("items", "i", lambda d: (8, 16)), PACK),
         valid=lambda d, p, arches: d.size != 8 and p["items"] % p["pack_size"] == 0,
