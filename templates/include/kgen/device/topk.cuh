@@ -1392,18 +1392,89 @@ template <int N, class Key> __device__ __forceinline__ void sort_descending(Key 
   odd_even_sort<0, N>(v);
 }
 
+// The tourney's unsorted output past k 32, written in index order: the
+// keys better than the k-th first, then its ties while positions below k
+// are left, each group by index, placed by ballots over the row read again
+// (from L1; packs to the lanes in turn, as loaded).  The order that a
+// second warp sort of the k keys gave (better, then index), without that
+// sort: 64-bit keys sorted by one warp cost about 20 us at 512 (H200, 1 x
+// 347 bfloat16 k 65: 6.0 us sorted, 27.9 unsorted).  `better` counts the
+// row's keys above the k-th.
+template <class T, int ITEMS, int P>
+__device__ __forceinline__ void tourney_unsorted(int64_t packs, bits_t<T> kth, unsigned better, const T* row,
+                                                 T* values, int64_t* indices, int64_t r, const Output& o) {
+  const int lane = threadIdx.x % 32;
+  const unsigned lower = (1u << lane) - 1u;
+  unsigned before = 0, ties = 0;  // better keys and ties of the earlier packs
+#pragma unroll
+  for (int q = 0; q < ITEMS / P; ++q) {
+    const bool valid = int64_t{q} * 32 + lane < packs;
+    bits_t<T> ord[P];
+    to_orders<T, P>(load_pack<T, P>(row, int64_t{q} * 32 + lane, valid), o.largest, ord);
+    unsigned is_better = 0, is_tie = 0, lower_better = 0, lower_ties = 0, all_better = 0, all_ties = 0;
+#pragma unroll
+    for (int j = 0; j < P; ++j) {
+      const bits_t<T> a = ord[j];
+      is_better |= (valid && a > kth ? 1u : 0u) << j;
+      is_tie |= (valid && a == kth ? 1u : 0u) << j;
+      const unsigned b = __ballot_sync(kFull, is_better >> j & 1u), t = __ballot_sync(kFull, is_tie >> j & 1u);
+      lower_better += __popc(b & lower);
+      lower_ties += __popc(t & lower);
+      all_better += __popc(b);
+      all_ties += __popc(t);
+    }
+#pragma unroll
+    for (int j = 0; j < P; ++j) {
+      const uint32_t index = static_cast<uint32_t>((q * 32 + lane) * P + j);
+      const unsigned earlier = (1u << j) - 1u;  // this lane's keys before j
+      const unsigned at = is_better >> j & 1u ? before + lower_better + __popc(is_better & earlier)
+                                               : better + ties + lower_ties + __popc(is_tie & earlier);
+      if ((is_better | is_tie) >> j & 1u && at < o.k)
+        emit(row, values, indices, r * o.k + at, make_key<T>(0, index));
+    }
+    before += all_better;
+    ties += all_ties;
+  }
+}
+
 // The tourney past k 32: a lane's first C keys (C x 32 keys cover the row:
 // a row of 64 sorts 64 keys, not 32 x ITEMS) sorted by the warp and the
-// first k written.
-template <int C, class T, class Key, int ITEMS>
-__device__ __forceinline__ void tourney_sort(Key (&v)[ITEMS], const T* row, T* values, int64_t* indices,
-                                             int64_t r, const Output& o) {
+// first k written; unsorted, only the k-th is taken from the sort
+// (tourney_unsorted).
+template <int C, class T, class Key, int ITEMS, int P>
+__device__ __forceinline__ void tourney_sort(Key (&v)[ITEMS], int64_t packs, const T* row, T* values,
+                                             int64_t* indices, int64_t r, const Output& o) {
   Key(&head)[C] = *reinterpret_cast<Key(*)[C]>(&v[0]);
   warp_sort<C>(head);
+  if (!o.sorted) {
+    const int lane = threadIdx.x % 32, k = static_cast<int>(o.k);
+    // the k-th by a select a register (warp_at's index of a register took
+    // the keys to local memory here)
+    Key at = Key(0);
+#pragma unroll
+    for (int j = 0; j < C; ++j) at = j * 32 + lane == k - 1 ? head[j] : at;
+    const bits_t<T> kth = key_order<T>(TourneyKey<T>::wide(shfl_key(at, (k - 1) % 32)));
+    unsigned better = 0;
+#pragma unroll
+    for (int j = 0; j < C; ++j) better += j * 32 + lane < k && key_order<T>(TourneyKey<T>::wide(head[j])) > kth;
+    return tourney_unsorted<T, ITEMS, P>(packs, kth, __reduce_add_sync(kFull, better), row, values, indices,
+                                         r, o);
+  }
   key_t<T> wide[C];
 #pragma unroll
   for (int j = 0; j < C; ++j) wide[j] = TourneyKey<T>::wide(head[j]);
   emit_warp_sorted<C, T>(wide, row, values, indices, r, o);
+}
+
+// tourney_sort over the fewest registers, a power of two C <= ITEMS, that
+// hold a lane's `held` keys.
+template <int C, class T, class Key, int ITEMS, int P>
+__device__ __forceinline__ void tourney_sort_held(int64_t held, Key (&v)[ITEMS], int64_t packs, const T* row,
+                                                  T* values, int64_t* indices, int64_t r, const Output& o) {
+  if constexpr (C > 1)
+    if (held <= C / 2)
+      return tourney_sort_held<C / 2, T, Key, ITEMS, P>(held, v, packs, row, values, indices, r, o);
+  tourney_sort<C, T, Key, ITEMS, P>(v, packs, row, values, indices, r, o);
 }
 
 // A round's winner for lane t of the group: the key and the lane it came
@@ -1589,12 +1660,7 @@ __global__ void __launch_bounds__(BLOCK)
   }
   if (!GROUPS && k > 32) {  // most of the row: sort it whole, over the registers a lane may fill
     const int64_t held = (packs + 31) / 32 * P;
-    if constexpr (ITEMS >= 32) if (held > 16) return tourney_sort<32, T>(v, row, values, indices, r, o);
-    if constexpr (ITEMS >= 16) if (held > 8) return tourney_sort<16, T>(v, row, values, indices, r, o);
-    if constexpr (ITEMS >= 8) if (held > 4) return tourney_sort<8, T>(v, row, values, indices, r, o);
-    if constexpr (ITEMS >= 4) if (held > 2) return tourney_sort<4, T>(v, row, values, indices, r, o);
-    if constexpr (ITEMS >= 2) if (held > 1) return tourney_sort<2, T>(v, row, values, indices, r, o);
-    return tourney_sort<1, T>(v, row, values, indices, r, o);
+    return tourney_sort_held<ITEMS, T, Key, ITEMS, P>(held, v, packs, row, values, indices, r, o);
   }
   if constexpr (!kByValue) {
     sort_descending(v);
