@@ -274,18 +274,21 @@ TEST_CASE("selection among the default set: the rows of sampling in batches of h
     CHECK(pick(d, half - 1, 262144, 50).p.tier == TopkTier::multi);  // clusters past 2 waves
     CHECK(pick(d, 256, 128256, 129).p.tier != TopkTier::stream);  // k past 128
     CHECK(pick(d, 256, 32768, 50).p.tier != TopkTier::stream);    // a block holds the row
-    CHECK(pick(d, 256, 128257, 50).p.tier != TopkTier::stream);   // pack 1: not measured
+    // pack 1 (not measured): no such variant in the default set; the rule's test is "the stream tier:
+    // measured at the widest pack only"
   }
 }
 
 TEST_CASE("selection among the default set: queue or block for many short rows", "[topk][select][default-set]") {
   for (kgen_dtype_t d : kDtypes) {
     const Picked many = pick(d, 16384, 1024, 8);
-    CHECK((many.p.tier == TopkTier::queue || many.p.tier == TopkTier::block));
+    if (kgen_dtype_size(d) == 2) CHECK((many.p.tier == TopkTier::tourney && many.p.items == 32));
+    else CHECK((many.p.tier == TopkTier::queue || many.p.tier == TopkTier::block));
     CHECK(many.plan.bytes == 0);
     // rows of any length or alignment: a warp a row (pack 1), not a block
     for (int64_t n : {1, 2, 7, 1001}) {
-      const TopkTier tier = n <= 256 && d != KGEN_FLOAT64 ? TopkTier::tourney : TopkTier::queue;
+      const int64_t warp_row = kgen_dtype_size(d) == 2 ? 1024 : d != KGEN_FLOAT64 ? 256 : 0;  // topk v42
+      const TopkTier tier = n <= warp_row ? TopkTier::tourney : TopkTier::queue;
       CHECK(pick(d, 100000, n, 1).p.tier == tier);
       CHECK(pick(d, 100000, n, 1, kgen_dtype_size(d)).p.tier == tier);
     }
@@ -295,6 +298,57 @@ TEST_CASE("selection among the default set: queue or block for many short rows",
     const Picked rows = pick(d, 1024, 32768, 64);
     CHECK(rows.p.tier == TopkTier::block);
     CHECK(int64_t{rows.p.block_size} * rows.p.items >= 32768);
+  }
+}
+
+// A made-up variant of the given tier and dtype, ranked by the heuristic
+// directly: rules about variants the default set may not compile.
+struct Made {
+  TopkParams params;
+  kgen::VariantInfo info;
+  Made(kgen_dtype_t d, TopkParams q)
+      : params(q), info{"made", kgen::Family::topk, d, &params, false, 0, &kgen::topk::supports, nullptr} {}
+  bool ranked(int64_t batch, int64_t n, int64_t k, bool sorted = true) const {
+    const kgen::topk::Problem p = problem(static_cast<kgen_dtype_t>(info.element), batch, n, k, 0, sorted);
+    return !kgen::topk::heuristic(info, &p).rejected();
+  }
+};
+
+TEST_CASE("the tourney's items 32: the half types only, an unsorted k past 32 only in rows that fill the warps",
+          "[topk][select]") {
+  // bench/NOTES.md topk v42
+  for (kgen_dtype_t d : {KGEN_FLOAT16, KGEN_BFLOAT16}) {
+    const Made t32(d, TopkParams{TopkTier::tourney, 0, 1, 128, 32, 0});
+    CHECK(t32.ranked(27584, 529, 193));
+    CHECK(t32.ranked(27584, 529, 193, false));
+    CHECK(t32.ranked(1, 1000, 500));
+    CHECK(t32.ranked(1, 1000, 8, false));    // k up to 32: the rounds
+    CHECK_FALSE(t32.ranked(1, 1000, 500, false));
+    CHECK_FALSE(t32.ranked(90, 577, 511, false));
+    // in the default set
+    const Picked many = pick(d, 27584, 529, 193, 0, false);
+    CHECK((many.p.tier == TopkTier::tourney && many.p.items == 32));
+    CHECK(pick(d, 1, 1000, 500, 0, false).p.tier == TopkTier::block);
+    CHECK(pick(d, 1, 1000, 500).p.tier == TopkTier::tourney);
+    CHECK(pick(d, 1, 1025, 500).p.tier == TopkTier::block);  // past 32 x 32
+  }
+  for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_INT32}) {
+    const Made t32(d, TopkParams{TopkTier::tourney, 0, 1, 128, 32, 0});
+    CHECK_FALSE(t32.ranked(27584, 529, 193));
+    CHECK_FALSE(t32.ranked(65536, 1000, 8));
+  }
+}
+
+TEST_CASE("the stream tier: measured at the widest pack only", "[topk][select]") {
+  // bench/NOTES.md topk v39: pack 1 was not measured
+  for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_BFLOAT16}) {
+    const int widest = 16 / static_cast<int>(kgen_dtype_size(d));
+    const Made wide(d, TopkParams{TopkTier::stream, 0, widest, 1024, 8, 0});
+    const Made one(d, TopkParams{TopkTier::stream, 0, 1, 1024, 8, 0});
+    CHECK(wide.ranked(256, 128256, 50));
+    CHECK_FALSE(one.ranked(256, 128256, 50));
+    CHECK_FALSE(wide.ranked(256, 32768, 50));  // a block holds the row
+    CHECK_FALSE(wide.ranked(8, 128256, 50));   // fewer rows than half the SMs
   }
 }
 
@@ -514,7 +568,10 @@ TEST_CASE("selection among the default set: rows of up to 512 go to the tourney"
     // order bits for 4-byte types), not the queue's fast path
     CHECK(pick(d, 16384, 384, 8).p.tier == TopkTier::tourney);
     CHECK(pick(d, 16384, 512, 100).p.tier == TopkTier::tourney);
-    CHECK(pick(d, 16384, 513, 8).p.tier != TopkTier::tourney);
+    // past 512: the half types' 32 keys a lane (topk v42), up to 1024
+    const Picked past = pick(d, 16384, 513, 8);
+    CHECK((narrow ? past.p.tier == TopkTier::tourney && past.p.items == 32 : past.p.tier != TopkTier::tourney));
+    CHECK(pick(d, 16384, 1025, 8).p.tier != TopkTier::tourney);
     // few 4-byte rows past 256 sorted whole: a block each
     CHECK(pick(d, 4, 512, 100).p.tier == (narrow ? TopkTier::tourney : TopkTier::block));
     CHECK(pick(d, 30505, 64, 61).p.pack_size == 1);  // sorted whole: the fewest registers

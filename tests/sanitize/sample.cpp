@@ -561,10 +561,11 @@ std::vector<TopkSpec> topk_specs(const kgen::gen::TopkParams& q) {
       return {{37, p * 97, 7, 1, 1}, {5, std::max(p * 97, round_up(full + 5, p)), full, 0, 0}};
     }
     case T::tourney: {
-      // a row a pack short of the warp's capacity, k past a lane's items;
-      // a full one with k = 32
+      // a row a pack short of the warp's capacity, k past a lane's items,
+      // and unsorted past k 32 (the ballots' placement); a full one with
+      // k = 32
       const int64_t cap = 32 * int64_t{q.items};
-      return {{5, cap - p, q.items + 3, 1, 1}, {3, cap, 32, 0, 0}};
+      return {{5, cap - p, q.items + 3, 1, 1}, {4, cap - p, 40, 1, 0}, {3, cap, 32, 0, 0}};
     }
     case T::block: {
       // a row a pack short of the block's capacity; a full one with k past

@@ -5,12 +5,13 @@
 // stream k <= 128 and k x (items + 1) <= its buffer of 4096 keys; a
 // pack needs n to be a multiple of it and x aligned to it (every row then
 // starts aligned).  multi and generic run anything valid.
-// Preference: rows of up to 512: tourney (a warp or a group of its lanes a
-// row, the row in registers); many short rows and k <= 16: queue (one warp a row, the
-// smallest capacity that holds k); rows past 16384 whose clusters fit one
-// wave (the half types' past 32768: two): cluster; rows that fit a block, however few: block (the
-// smallest row capacity that holds n); longer rows in batches of at least
-// half the SMs: stream; else multi.
+// Preference: rows of up to 512 (the half types' 1024): tourney (a warp or
+// a group of its lanes a row, the row in registers); many short rows and
+// k <= 16: queue (one warp a row, the smallest capacity that holds k);
+// rows past 16384 whose clusters fit one wave (the half types' past 32768:
+// two): cluster; rows that fit a block, however few: block (the smallest
+// row capacity that holds n); longer rows in batches of at least half the
+// SMs: stream; else multi.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -80,7 +81,17 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // registers, read once.  H100, bench/variants.py (topk v14): 16384 x
       // 256 float32 k 8 22.1 us against the queue's 26.2-30.8; 4096 x 512 k 32
       // 19.7 (items 16) against a block's 26.7; 8192 x 400 k 100 114 vs 139.
-      if (q.items > 16) return Score::reject();
+      // Items 32 for the half types' rows of 513-1024 (32-bit keys: a warp
+      // sort of 1024 without spilling).  H200 (topk v42): bfloat16 27584 x
+      // 529 k 193 random 313.1 us against the block's 600.6, sorted 312.2
+      // against 948.3, unsorted 353.7 against 821.0; 4096 x 1000 k 100
+      // 50.8 against 100.4; 1 x 1000 k 500 11.3 against 16.9; float16
+      // 16384 x 1024 k 32 52.3 against 103.1.  But an unsorted k past 32
+      // of fewer rows than fill the warps stays in the block, whose write
+      // in index order is faster there (1 x 1000 bfloat16 k 500 8.4
+      // against 16.4, 90 x 577 float16 k 511 13.3 against 17.1).
+      if (q.items > 16 && (dtype_size(p.dtype) != 2 || (!p.sorted && p.k > 32 && !rows_fill_warps)))
+        return Score::reject();
       // 4-byte rows past 256 sorted whole (16 64-bit keys a lane): a block
       // each row of few rows (4 x 500 k 250: 11.9 us; bfloat16 1 x 512 k
       // 100 stays: 6.1 against 9.2).  For k <= 32 the tourney's 32-bit

@@ -1395,28 +1395,32 @@ template <int N, class Key> __device__ __forceinline__ void sort_descending(Key 
 // The tourney's unsorted output past k 32, written in index order: the
 // keys better than the k-th first, then its ties while positions below k
 // are left, each group by index, placed by ballots over the row read again
-// (from L1; packs to the lanes in turn, as loaded).  The order that a
-// second warp sort of the k keys gave (better, then index), without that
-// sort: 64-bit keys sorted by one warp cost about 20 us at 512 (H200, 1 x
-// 347 bfloat16 k 65: 6.0 us sorted, 27.9 unsorted).  `better` counts the
-// row's keys above the k-th.
+// (from L1, every pack before the first ballot; packs to the lanes in
+// turn, as loaded), the values written as read.  The order that a second
+// warp sort of the k keys gave (better, then index), without that sort:
+// 64-bit keys sorted by one warp cost about 20 us at 512 (H200, 1 x 347
+// bfloat16 k 65: 6.0 us sorted, 27.9 unsorted).  `better` counts the row's
+// keys above the k-th.
 template <class T, int ITEMS, int P>
 __device__ __forceinline__ void tourney_unsorted(int64_t packs, bits_t<T> kth, unsigned better, const T* row,
                                                  T* values, int64_t* indices, int64_t r, const Output& o) {
+  constexpr int NP = ITEMS / P;
   const int lane = threadIdx.x % 32;
   const unsigned lower = (1u << lane) - 1u;
+  Pack<T, P> raw[NP];
+#pragma unroll
+  for (int q = 0; q < NP; ++q) raw[q] = load_pack<T, P>(row, int64_t{q} * 32 + lane, int64_t{q} * 32 + lane < packs);
   unsigned before = 0, ties = 0;  // better keys and ties of the earlier packs
 #pragma unroll
-  for (int q = 0; q < ITEMS / P; ++q) {
+  for (int q = 0; q < NP; ++q) {
     const bool valid = int64_t{q} * 32 + lane < packs;
     bits_t<T> ord[P];
-    to_orders<T, P>(load_pack<T, P>(row, int64_t{q} * 32 + lane, valid), o.largest, ord);
+    to_orders<T, P>(raw[q], o.largest, ord);
     unsigned is_better = 0, is_tie = 0, lower_better = 0, lower_ties = 0, all_better = 0, all_ties = 0;
 #pragma unroll
     for (int j = 0; j < P; ++j) {
-      const bits_t<T> a = ord[j];
-      is_better |= (valid && a > kth ? 1u : 0u) << j;
-      is_tie |= (valid && a == kth ? 1u : 0u) << j;
+      is_better |= (valid && ord[j] > kth ? 1u : 0u) << j;
+      is_tie |= (valid && ord[j] == kth ? 1u : 0u) << j;
       const unsigned b = __ballot_sync(kFull, is_better >> j & 1u), t = __ballot_sync(kFull, is_tie >> j & 1u);
       lower_better += __popc(b & lower);
       lower_ties += __popc(t & lower);
@@ -1425,12 +1429,13 @@ __device__ __forceinline__ void tourney_unsorted(int64_t packs, bits_t<T> kth, u
     }
 #pragma unroll
     for (int j = 0; j < P; ++j) {
-      const uint32_t index = static_cast<uint32_t>((q * 32 + lane) * P + j);
       const unsigned earlier = (1u << j) - 1u;  // this lane's keys before j
       const unsigned at = is_better >> j & 1u ? before + lower_better + __popc(is_better & earlier)
                                                : better + ties + lower_ties + __popc(is_tie & earlier);
-      if ((is_better | is_tie) >> j & 1u && at < o.k)
-        emit(row, values, indices, r * o.k + at, make_key<T>(0, index));
+      if ((is_better | is_tie) >> j & 1u && at < o.k) {
+        values[r * o.k + at] = raw[q].v[j];
+        indices[r * o.k + at] = (int64_t{q} * 32 + lane) * P + j;
+      }
     }
     before += all_better;
     ties += all_ties;
