@@ -5,9 +5,11 @@ over the problems that kept theirs (the drift between the two runs, which
 is the noise this pair has to beat), and the changed problems, the most
 slowed first; each side's geomean against torch.  A change of selection
 or of a database shows up as the changed rows; a kernel change as the
-unchanged rows' geomean and (--kept N) the kept problems that moved most.
+unchanged rows' geomean and (--kept N) the kept problems that moved most;
+--below lists the new run's problems below 0.95x torch, the worst first
+(what a change has left to do).
 
-    python3 bench/sweep_ab.py BASE/<gpu>_sweep.json NEW/<gpu>_sweep.json [--all] [--family F] [--kept N]
+    python3 bench/sweep_ab.py BASE/<gpu>_sweep.json NEW/<gpu>_sweep.json [--all] [--family F] [--kept N] [--below]
 
 Exits 1 when the two runs do not share a seed, a GPU or any problem.
 """
@@ -53,7 +55,7 @@ def against_torch(entries, side: int) -> str:
     return f"{geomean(v):.3f}x torch, {sum(x < 0.95 for x in v)} below 0.95x" if v else "no torch times"
 
 
-def report(base: dict, new: dict, families=None, show_all=False, extremes=0) -> str:
+def report(base: dict, new: dict, families=None, show_all=False, extremes=0, below=False) -> str:
     lines = [f"base: {base['meta'].get('commit', '?')}  new: {new['meta'].get('commit', '?')}  "
              f"({new['meta'].get('gpu', '?')}, seed {new['meta'].get('seed', '?')})"]
     for fam, v in compare(base, new).items():
@@ -77,6 +79,14 @@ def report(base: dict, new: dict, families=None, show_all=False, extremes=0) -> 
             lines.append(f"  kept, the {min(extremes, len(by))} most sped up and most slowed:")
             for e in by[:extremes] + [e for e in by[-extremes:] if e not in by[:extremes]]:
                 line(*e)
+        if below:
+            slow = sorted(((e[3]["torch_us"] / e[3]["kgen_us"], e[1][1], e[3]) for e in everything
+                           if e[3].get("torch_us", 0) > 0 and e[3]["torch_us"] < 0.95 * e[3]["kgen_us"]),
+                          key=lambda s: s[:2])
+            lines.append(f"  new, below 0.95x torch: {len(slow)}")
+            for ratio, text, n in slow:
+                lines.append(f"  {ratio:5.2f}x {text:48} {n['kgen_us']:8.1f} us  (torch {n['torch_us']:.1f})  "
+                             f"{n.get('selected')}")
     return "\n".join(lines) + "\n"
 
 
@@ -88,6 +98,7 @@ def main(argv=None) -> int:
     ap.add_argument("--family", action="append", help="only this family (repeatable)")
     ap.add_argument("--kept", type=int, default=0, metavar="N",
                     help="also the N most sped up and N most slowed problems that kept their variant")
+    ap.add_argument("--below", action="store_true", help="the new run's problems below 0.95x torch, the worst first")
     args = ap.parse_args(argv)
     base, new = load(args.base), load(args.new)
     for fact in ("seed", "gpu"):
@@ -97,7 +108,7 @@ def main(argv=None) -> int:
     if not timed(base["rows"]).keys() & timed(new["rows"]).keys():
         print("the runs share no timed problem", file=sys.stderr)
         return 1
-    sys.stdout.write(report(base, new, args.family, args.all, args.kept))
+    sys.stdout.write(report(base, new, args.family, args.all, args.kept, args.below))
     return 0
 
 

@@ -56,3 +56,16 @@ def test_kept_problems_that_moved_most_and_both_sides_against_torch():
     assert "base 2.000x torch, 0 below 0.95x; new 2.000x torch, 0 below 0.95x" in text
     assert "kept, the 1 most sped up and most slowed:" in text
     assert " 1.10  amax 300" in text
+
+
+def test_the_new_runs_problems_below_095x_torch_the_worst_first():
+    slow = run([row("reduce", "sum 100", 20.0, "c"), row("reduce", "sum 200", 5.0, "d"),
+                row("reduce", "amax 300", 11.0, "b"), row("permute", "p 1", 4.0, "t")])
+    slow["rows"][0]["torch_us"] = 10.0  # 0.50x
+    slow["rows"][2]["torch_us"] = 10.0  # 0.91x
+    text = sweep_ab.report(BASE, slow, below=True)
+    assert "new, below 0.95x torch: 2" in text
+    assert text.index(" 0.50x sum 100") < text.index(" 0.91x amax 300")
+    assert "sum 200" not in text.split("below 0.95x torch: 2")[1].split("permute")[0]
+    assert "new, below 0.95x torch: 0" in text  # permute
+    assert "new, below" not in sweep_ab.report(BASE, slow)  # only when asked
