@@ -546,7 +546,7 @@ TEST_CASE("the top-k selection cache gives what selection gives", "[topk][select
   }
 }
 
-TEST_CASE("selection among the default set: rows of up to 512 go to the tourney",
+TEST_CASE("selection among the default set: rows of up to 512 (the half types' 1024) go to the tourney",
           "[topk][select][default-set]") {
   for (kgen_dtype_t d : kDtypes) {
     if (d == KGEN_FLOAT64) continue;  // 64-bit keys hold no float64
