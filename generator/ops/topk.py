@@ -19,7 +19,8 @@ Strategies (templates/include/kgen/device/topk.cuh):
            counts summed through distributed shared memory; k <= 128
   stream   one block per row of any length, read once in chunks: keys above
            a running bound into a shared buffer cut to the k best when
-           short of room; k <= 128 (batches of at least half the SMs)
+           half full; k <= 128 (batches of at least half the SMs; fewer
+           rows past a cluster's reach in slices, merged by a second kernel)
   multi    several blocks per row: warps offer their maxima, the k-th offer
            bounds the k-th, one gather, one block's sort; rows it cannot
            settle go through multi-block digit passes (the bucket chosen on

@@ -101,7 +101,9 @@ std::vector<Shape> shapes() {
           {2, 70001, 66000}, {3, 20000, 19999}, {40, 5000, 4500}, {2, 1048577, 600000},
           // a row over a cluster's CTAs (the k-th's ties split between CTAs in the
           // data of few values), its most CTAs and k
-          {1, 150000, 128}, {4, 40000, 50}, {2, 262144, 100}};
+          {1, 150000, 128}, {4, 40000, 50}, {2, 262144, 100},
+          // a row over the stream tier's slices, the last ones short or empty
+          {1, 139264, 7}, {3, 294920, 64}};
 }
 
 const std::vector<const kgen::VariantInfo*>& variants(kgen_dtype_t d) {

@@ -581,9 +581,12 @@ std::vector<TopkSpec> topk_specs(const kgen::gen::TopkParams& q) {
     }
     case T::stream: {
       // a row of five chunks and a pack, k at the most the buffer allows;
-      // a row shorter than one chunk
+      // a row shorter than one chunk; one row in slices (stream_splits),
+      // its last slice short
       const int64_t chunk = int64_t{q.block_size} * q.items;
-      return {{3, 5 * chunk + p, std::min<int64_t>(128, 4096 / (q.items + 1)), 1, 1}, {2, round_up(1000, p), 50, 0, 0}};
+      return {{3, 5 * chunk + p, std::min<int64_t>(128, 4096 / (q.items + 1)), 1, 1},
+              {2, round_up(1000, p), 50, 0, 0},
+              {1, 4 * 32768 + 3 * p, 40, 1, 0}};
     }
     case T::multi: {
       // 3 blocks a row with the bound pass (small k); k past one block's

@@ -290,6 +290,27 @@ constexpr int kClusterK = 128;  // the first CTA's warp sorts the selection
 // chunk's keys above a threads' bound (k x items) beside the k it keeps.
 constexpr int kStreamK = 128;
 constexpr int kStreamBuffer = 4096;
+// A batch that leaves SMs idle splits its rows into slices of at least
+// kStreamSlice elements, a CTA each, at most one CTA an SM over the batch;
+// each slice's k best keys go to the workspace and a second kernel selects
+// a row's k from its slices' (stream_merge_kernel), which holds at most
+// kStreamMerged of them in its registers.
+constexpr int64_t kStreamSlice = 32768;
+constexpr int kStreamMerged = 16384;
+inline int64_t stream_splits(const Problem& p) {
+  const int64_t sms = p.device->sm_count;
+  if (2 * p.batch >= sms || p.k <= 0) return 1;
+  return std::max<int64_t>(1, std::min({sms / p.batch, p.n / kStreamSlice, kStreamMerged / p.k}));
+}
+inline Plan plan_stream(const Problem& p) {
+  Plan pl;
+  const int64_t splits = stream_splits(p);
+  if (splits > 1) {
+    pl.cand = static_cast<std::size_t>(p.batch * splits * p.k) * 8;  // 64-bit keys
+    pl.bytes = round_up(pl.cand);
+  }
+  return pl;
+}
 inline int cluster_ctas(const Problem& p, int64_t per_cta) {
   const int64_t need = div_up(p.n, per_cta);
   const int64_t idle = std::min<int64_t>(div_up(p.device->sm_count, p.batch), kClusterMax);

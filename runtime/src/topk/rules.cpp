@@ -2,7 +2,7 @@
 //
 // Capability: queue needs k <= 32 x capacity, block n <= block x items,
 // tourney n <= 32 x items, cluster n <= 8 x block x items and k <= 128,
-// stream k <= 128 and k x (items + 1) <= its buffer of 4096 keys; a
+// stream k <= 128 and k x 2 x items <= its buffer of 4096 keys; a
 // pack needs n to be a multiple of it and x aligned to it (every row then
 // starts aligned).  multi and generic run anything valid.
 // Preference: rows of up to 512 (the half types' 1024): tourney (a warp or
@@ -11,7 +11,8 @@
 // rows past 16384 whose clusters fit one wave (the half types' past 32768:
 // two): cluster; rows that fit a block, however few: block (the smallest
 // row capacity that holds n); longer rows in batches of at least half the
-// SMs: stream; else multi.
+// SMs, or past a cluster's reach: stream (fewer rows in slices); else
+// multi.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -49,7 +50,7 @@ bool supports(const VariantInfo& v, const void* problem) {
       return p.k <= kClusterK && p.n <= int64_t{kClusterMax} * q.block_size * q.items &&
              p.batch * kClusterMax <= 0x7fffffff;  // a grid's x
     case Tier::stream:
-      return p.k <= kStreamK && p.k * (q.items + 1) <= kStreamBuffer && p.n <= 0xffffffff &&
+      return p.k <= kStreamK && p.k * 2 * q.items <= kStreamBuffer && p.n <= 0xffffffff &&
              p.batch <= 0x7fffffff;
     default: return true;
   }
@@ -201,12 +202,21 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // multi tier's 88.9, reversed 36.8 against 93.2; bfloat16 49.9
       // against 74.9; 128 x 262144 bfloat16 88.6 against 104.1; 256 x
       // 152064 bfloat16 k 100 123.6 against 129.8.  Sorted bfloat16 rows
-      // lose (128 x 128256: 120.4 against 86.1; torch 172.5).  At 64 rows
+      // lost (128 x 128256: 120.4 against 86.1) until the last whole chunk
+      // went second (v43: 49.0).  At 64 rows
       // the multi tier holds its own (64 x 128256 bfloat16: 47.8 against
       // 49.5 at items 8).  Items 8: float32 64 x 128256 47.6 against 53.8
       // at 16 (bfloat16 ran faster at 16 there, 46.5 against 49.5, and at 96
       // rows, 47.1 against 50.3; not measured at 128).
-      if (p.n <= 32768 || 2 * p.batch < d.sm_count) return Score::reject();
+      // Fewer rows past a cluster's 8 x 1024 x 32: the row in slices, a
+      // block each (stream_splits), against the multi tier (topk v43):
+      // float32 1 x 2^24 k 64 59.5 us against 71.2, sorted 47.7 against
+      // 77.6; 32 x 300000 k 50 42.7 against 64.0; bfloat16 1 x 2^24 few
+      // values 59.7 against 90.3, 4 x 2^20 reversed 31.5 against 52.8.
+      // Random half-type rows lose a little (bfloat16 8 x 10^6 k 100 52.7
+      // against 48.7, 1 x 10^6 k 10 34.0 against 27.6; 1 x 2^24 even).
+      if (p.n <= 32768 || (2 * p.batch < d.sm_count && p.n <= int64_t{kClusterMax} * 1024 * 32))
+        return Score::reject();
       if (q.pack_size * dtype_size(p.dtype) < 16) return Score::reject();  // measured at the widest pack only
       s.key[0] = 2;
       s.key[1] = q.block_size;  // one SM's threads a row
@@ -228,8 +238,8 @@ Plan plan_for(const VariantInfo& v, const Problem& p) {
   switch (q.tier) {
     case Tier::queue:
     case Tier::tourney:
-    case Tier::cluster:
-    case Tier::stream: return Plan{};
+    case Tier::cluster: return Plan{};
+    case Tier::stream: return plan_stream(p);
     case Tier::block: return plan_block(p);
     default: return plan_multi(p, q.block_size, q.pack_size, q.radix);
   }

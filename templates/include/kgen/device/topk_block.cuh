@@ -162,6 +162,34 @@ __device__ Key radix_select(Each&& each, int level, Key prefix, unsigned want,
   return prefix;  // not reached: keys are distinct
 }
 
+// A threshold at or below the `want`-th largest key that at most `most`
+// keys reach (most >= want): radix_select's levels from the top, stopped at
+// the first whose bucket and the buckets above it hold at most `most` keys;
+// the bucket's lowest key.  Spread keys stop after a level or two where the
+// want-th itself takes every level (H200, topk v43).
+template <int W, int R, int BLOCK, class Key, class Each>
+__device__ Key radix_floor(Each&& each, unsigned want, unsigned most, SelectShared<BLOCK, R>& sh) {
+  using D = Digits<W, R>;
+  Key prefix = 0;
+  unsigned above = 0;  // keys in buckets above the prefix's
+  for (int l = 0; l < D::kLevels; ++l) {
+    for (int b = threadIdx.x; b < D::kBins; b += BLOCK) sh.hist[b] = 0;
+    __syncthreads();
+    each([&](Key key, bool valid) {
+      count_digit<R>(sh.hist, D::digit(key, l), valid && D::in(key, l, prefix), Crowd::spread);
+    });
+    __syncthreads();
+    choose_bucket<BLOCK, D::kBins>(sh.hist, want, &sh.choice, sh.scratch);
+    const Choice c = sh.choice;
+    want -= c.above;
+    above += c.above;
+    prefix = (prefix << D::width(l)) | Key(c.bucket);
+    __syncthreads();  // sh.choice and sh.hist are rewritten next level
+    if (above + c.count <= most || c.count == want) return prefix << D::lo(l);
+  }
+  return prefix;
+}
+
 // Where the selected keys of a row go before the block's sort.
 template <class T> struct Collected {
   key_t<T>* keys;    // smem buffer

@@ -1,19 +1,19 @@
 // Top-k's stream tier: one block a row of any length, the row read once,
 // in chunks of BLOCK x ITEMS elements (thread i's packs q * BLOCK + i of
-// the chunk).  The keys of a chunk at or above a running bound are
-// appended to a shared buffer of kStreamBuffer keys (32 KB).  The bound only
-// rises: to the k-th best key of the buffer when it is cut to its k best,
-// and, for the first chunk and every chunk once one has overflowed the
-// buffer (a sorted row), to the k-th largest of the chunk's thread maxima.
-// Each is at most the row's k-th key, so the row's k best all reach the
-// buffer.  A threads' bound lets at most
-// k x ITEMS keys of a chunk pass (only the k threads at or above it hold
-// any), so once the buffer is cut whenever it has less room than that, a
-// chunk never overflows it; before the first overflow a chunk that does
-// is taken again.  At the end the buffer is cut to its k best, which one
-// warp sorts and writes.  For batches that fill the GPU with a block a row, the
-// rows of sampling past what a cluster's registers hold: one read of x and
-// one launch; k <= kStreamK.
+// the chunk).  The keys of a chunk at or above a running bound (the
+// floor) are appended to a shared buffer of kStreamBuffer keys (32 KB).
+// The floor only rises: to the k-th best key of the buffer when it is cut
+// to its k best (past half full), and, on a chunk in which more than kHot
+// threads hold a key above it (the first chunk; a sorted row's), to the
+// k-th largest of the chunk's thread maxima.  Each is at most the row's
+// k-th key, so the row's k best all reach the buffer, and a chunk appends
+// at most half the buffer: it never overflows.  The last whole chunk is
+// taken second, so that a row sorted either way raises the floor within
+// its first two chunks.  At the end the buffer is cut to its k best, which one
+// warp sorts and writes.  For batches that fill the GPU with a block a
+// row, the rows of sampling past what a cluster's registers hold: one read
+// of x and one launch; k <= kStreamK.  Batches that leave SMs idle split a
+// row into slices, a block each, whose k best a second kernel merges.
 #pragma once
 
 #include "kgen/device/topk.cuh"
@@ -34,47 +34,76 @@ __device__ __forceinline__ uint64_t chunk_key(bits_t<T> order, uint32_t offset) 
   return uint64_t{order} << CB | ((1u << CB) - 1u - offset);
 }
 
-// The k-th largest of the threads' best chunk keys (`top`, where `has`) of
-// a chunk starting at element `start` of the row, as a key of the row: a
-// bound on the chunk's k-th key from below; 0 when fewer than k threads
-// hold any.  Over chunk keys the select's levels past the value stop at the
-// chunk's offsets, not the row's.  Whole block.
+// A bound on a chunk's k-th key from below that at most `most` threads'
+// best chunk keys (`top`, where `has`) reach, `most` >= k: at or below the
+// k-th largest of them (radix_floor), as a key of the row (the chunk
+// starting at element `start`); 0 when fewer than k threads hold any.
+// Over chunk keys the select's levels past the value stop at the chunk's
+// offsets, not the row's.  Whole block.
 template <class T, int BLOCK, int CB>
-__device__ __forceinline__ key_t<T> threads_kth(uint64_t top, bool has, unsigned k, uint32_t start,
-                                                SelectShared<BLOCK, 8>& sh) {
+__device__ __forceinline__ key_t<T> threads_bound(uint64_t top, bool has, unsigned k, unsigned most,
+                                                  uint32_t start, SelectShared<BLOCK, 8>& sh) {
   if (static_cast<unsigned>(__syncthreads_count(has)) < k) return key_t<T>(0);
   auto each_top = [&](auto&& f) { f(top, has); };
-  const uint64_t t = radix_select<KeyOf<T>::kBits + CB, 8, BLOCK, uint64_t>(each_top, 0, uint64_t{0}, k, sh);
+  const uint64_t t = radix_floor<KeyOf<T>::kBits + CB, 8, BLOCK, uint64_t>(each_top, k, most, sh);
   constexpr uint32_t mask = (1u << CB) - 1u;
-  return make_key<T>(static_cast<bits_t<T>>(t >> CB), start + (mask - static_cast<uint32_t>(t & mask)));
+  // a bucket's lowest chunk key may stand past the row's last index: then
+  // the lowest key of its order
+  const uint64_t e = uint64_t{start} + (mask - static_cast<uint32_t>(t & mask));
+  return make_key<T>(static_cast<bits_t<T>>(t >> CB), e > 0xffffffffu ? 0xffffffffu : static_cast<uint32_t>(e));
 }
 
+// `splits` > 1: CTA blockIdx.x takes slice blockIdx.x % splits of row
+// blockIdx.x / splits (whole chunks, the last slices shorter or empty) and
+// writes its slice's k best keys, Key(0) past those it has, to `cand` at
+// k x blockIdx.x, in no order (stream_merge_kernel selects from them).
 template <class T, int BLOCK, int ITEMS, int P>
 __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
-    stream_kernel(const T* __restrict__ x, T* __restrict__ values, int64_t* __restrict__ indices, Output o) {
+    stream_kernel(const T* __restrict__ x, T* __restrict__ values, int64_t* __restrict__ indices, Output o,
+                  int splits, key_t<T>* __restrict__ cand) {
   using Key = key_t<T>;
   using Bits = bits_t<T>;
   constexpr int NP = ITEMS / P;
-  constexpr int CAP = kgen::topk::kStreamBuffer;  // supports() leaves room for k x (ITEMS + 1)
+  constexpr int CAP = kgen::topk::kStreamBuffer;  // supports(): k x 2 x ITEMS <= CAP
   constexpr int CB = log2_of(BLOCK * ITEMS);       // a chunk's offsets
   static_assert(BLOCK * ITEMS == 1 << CB, "a chunk of a power of two");
+  // a chunk appends at most kHot x ITEMS keys (half the buffer), and a
+  // threads' bound lets at most k threads' through: kStreamK <= kHot
+  constexpr int kHot = CAP / (2 * ITEMS);
+  static_assert(kgen::topk::kStreamK <= kHot, "a threads' bound's keys fit half the buffer");
   __shared__ SelectShared<BLOCK, 8> sh;
   __shared__ key_t<T> buf[CAP];
   // keys appended by a chunk, counted in turn by three counters: a
-  // chunk's is read after its barrier, and the next but one's is cleared
-  // before it, so no other barrier is needed between chunks
+  // chunk's is read after the next chunk's barrier, and cleared after the
+  // barrier of the chunk after that, so no other barrier is needed
   __shared__ unsigned added[3];
   __shared__ unsigned kept;
-  const int64_t r = blockIdx.x;
+  const int64_t r = blockIdx.x / splits;
   const T* row = x + r * o.n;
   const int64_t packs = o.n / P;  // whole: n % P == 0
+  constexpr int64_t kChunk = int64_t{NP} * BLOCK;  // packs
+  // the slice: whole chunks, the last ones shorter or empty
+  const int64_t slice = ((packs + splits - 1) / splits + kChunk - 1) / kChunk * kChunk;
+  const int64_t from = static_cast<int64_t>(blockIdx.x % splits) * slice;
+  const int64_t begin = from < packs ? from : packs;
+  const int64_t end = begin + slice < packs ? begin + slice : packs;
   const unsigned k = static_cast<unsigned>(o.k);
-  // the same in every thread: the keys in the buffer, the highest bound so
-  // far (at most the row's k-th key), whether a chunk has overflowed the
-  // buffer (every chunk after takes its threads' bound)
+  // The chunks in the order they are taken: the first, the last whole one,
+  // then the others in order (the short one last), so that a row sorted
+  // either way has its best chunk among the first two; ties (a constant
+  // row) are best in the first.
+  const int64_t whole = (end - begin) / kChunk;
+  const int64_t chunks = (end - begin + kChunk - 1) / kChunk;
+  const auto chunk_at = [&](int64_t j) -> int64_t {  // the first pack of the j-th taken
+    if (j >= chunks) return end;
+    const int64_t c = whole < 3 || j == 0 || j >= whole ? j : (j == 1 ? whole - 1 : j - 1);
+    return begin + c * kChunk;
+  };
+  // the same in every thread: the keys in the buffer, the bound below
+  // which no key is needed (at most the row's k-th key; the buffer holds
+  // every key taken so far at or above it)
   unsigned used = 0;
   Key floor_key = Key(0);
-  bool hot = false;
   if (threadIdx.x < 3) added[threadIdx.x] = 0;
   int turn = 0;  // the chunk's counter
   __syncthreads();
@@ -86,19 +115,20 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
 #pragma unroll
     for (int q = 0; q < NP; ++q) {
       const int64_t at = first + int64_t{q} * BLOCK + threadIdx.x;
-      raw[q] = load_pack<T, P>(row, at, at < packs);
+      raw[q] = load_pack<T, P>(row, at, at < end);
     }
   };
-  load(0);
-  for (int64_t first = 0; first < packs; first += int64_t{NP} * BLOCK) {
+  load(chunk_at(0));
+  for (int64_t j = 0; j < chunks; ++j) {
+    const int64_t first = chunk_at(j);
     Bits s[NP][P];
     uint32_t held = 0;  // bit q: pack q of this thread is in the row
 #pragma unroll
     for (int q = 0; q < NP; ++q) {
-      held |= first + int64_t{q} * BLOCK + threadIdx.x < packs ? 1u << q : 0u;
+      held |= first + int64_t{q} * BLOCK + threadIdx.x < end ? 1u << q : 0u;
       to_orders<T, P>(raw[q], o.largest, s[q]);
     }
-    load(first + int64_t{NP} * BLOCK);
+    load(chunk_at(j + 1));
     const uint32_t start = static_cast<uint32_t>(first * P);  // n < 2^32
     const uint32_t own = threadIdx.x * P;                       // this thread's first offset in the chunk
     // f(order, offset in the chunk, in the row)
@@ -106,57 +136,78 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
 #pragma unroll
       for (int q = 0; q < NP; ++q)
 #pragma unroll
-        for (int j = 0; j < P; ++j) f(s[q][j], own + static_cast<uint32_t>(q * BLOCK * P + j), (held >> q & 1u) != 0);
+        for (int i = 0; i < P; ++i) f(s[q][i], own + static_cast<uint32_t>(q * BLOCK * P + i), (held >> q & 1u) != 0);
     };
-    if (threadIdx.x == 0) added[turn == 2 ? 0 : turn + 1] = 0;  // read by the chunk before last, before the last barrier
-#pragma unroll 1
-    for (;;) {  // at most twice: a chunk that overflows the buffer is taken again, hot
-      if (used + k * ITEMS > static_cast<unsigned>(CAP)) {  // too little room for a threads' bound's keys: cut
-        floor_key = keep_best<BLOCK, T>(buf, static_cast<int>(used), static_cast<int>(k), sh, &kept);
-        used = k;
-      }
-      Key bound = floor_key;
-      if (hot || first == 0) {
-        uint64_t top = 0;
-        bool has = false;
-        each([&](Bits b, uint32_t off, bool valid) {
-          const uint64_t key = chunk_key<T, CB>(b, off);
-          if (valid && (!has || key > top)) top = key;
-          has |= valid;
-        });
-        const Key t = threads_kth<T, BLOCK, CB>(top, has, k, start, sh);
-        bound = t > bound ? t : bound;
-      }
-      // a warp whose keys all fall below the bound's order bits skips the
-      // votes (random rows: all but the first chunks' warps)
-      const Bits bound_order = static_cast<Bits>(bound >> 32);
-      bool near = false;
-      each([&](Bits b, uint32_t, bool valid) { near |= valid && b >= bound_order; });
-      if (__any_sync(kFull, near)) {
-        each([&](Bits b, uint32_t off, bool valid) {
-          const Key key = make_key<T>(b, start + off);
-          const bool take = valid && key >= bound;
-          const unsigned m = __ballot_sync(kFull, take);
-          if (!m) return;
-          const unsigned at = used + warp_reserve(&added[turn], m) + lanes_below(m);
-          if (take && at < static_cast<unsigned>(CAP)) buf[at] = key;
-        });
-      }
-      __syncthreads();  // the chunk's appends are in
-      const unsigned now = used + added[turn];
-      if (now <= static_cast<unsigned>(CAP)) {  // the bound holds for the chunks after
-        used = now;
-        floor_key = bound;
-        break;
-      }
-      __syncthreads();  // every thread has read the count
-      if (threadIdx.x == 0) added[turn] = 0;
-      hot = true;
-      __syncthreads();
+    // whether this thread holds a key at or above `bound`: its order bits
+    // above the bound's, or equal to them at an index at or below the
+    // bound's (a key's index bits are the index complemented; the index is
+    // compared only where the orders tie)
+    const auto holds = [&](Key bound) {
+      const Bits bo = key_order<T>(bound);
+      bool above = false, tied = false;
+      each([&](Bits b, uint32_t, bool valid) {
+        above |= valid && b > bo;
+        tied |= valid && b == bo;
+      });
+      if (above || !tied) return above;
+      const uint32_t bi = key_index(bound);
+      each([&](Bits b, uint32_t off, bool valid) { above |= valid && b == bo && start + off <= bi; });
+      return above;
+    };
+    // The threads holding a key at or above the floor; past kHot of them
+    // the chunk takes a bound on its k-th key that at most kHot threads
+    // reach.  Either way the chunk appends at most kHot x ITEMS keys, half
+    // the buffer.  The barrier also puts the last chunk's appends in.
+    const bool mine = holds(floor_key);
+    const int pass = __syncthreads_count(mine);
+    used += added[turn == 0 ? 2 : turn - 1];
+    if (threadIdx.x == 0) added[turn == 2 ? 0 : turn + 1] = 0;  // read before the barrier above
+    Key bound = floor_key;
+    bool near = mine;
+    if (used > static_cast<unsigned>(CAP / 2)) {  // too little room for a chunk's keys: cut
+      bound = keep_best<BLOCK, T>(buf, static_cast<int>(used), static_cast<int>(k), sh, &kept);
+      used = k;
     }
+    if (pass > kHot) {
+      uint64_t top = 0;
+      bool has = false;
+      each([&](Bits b, uint32_t off, bool valid) {
+        const uint64_t key = chunk_key<T, CB>(b, off);
+        if (valid && (!has || key > top)) top = key;
+        has |= valid;
+      });
+      // at most 2k threads: a floor near the k-th (random rows stop after two
+      // levels of eight bits)
+      const unsigned most = 2 * k < static_cast<unsigned>(kHot) ? 2 * k : static_cast<unsigned>(kHot);
+      const Key t = threads_bound<T, BLOCK, CB>(top, has, k, most, start, sh);
+      bound = t > bound ? t : bound;
+    }
+    if (bound != floor_key) near = holds(bound);
+    // a warp whose keys all fall below the bound skips the votes (random
+    // rows: all but the first chunks' warps)
+    if (__any_sync(kFull, near)) {
+      each([&](Bits b, uint32_t off, bool valid) {
+        const Key key = make_key<T>(b, start + off);
+        const bool take = valid && key >= bound;
+        const unsigned m = __ballot_sync(kFull, take);
+        if (!m) return;
+        const unsigned at = used + warp_reserve(&added[turn], m) + lanes_below(m);
+        if (take && at < static_cast<unsigned>(CAP)) buf[at] = key;
+      });
+    }
+    floor_key = bound;
     turn = turn == 2 ? 0 : turn + 1;
   }
-  int m = static_cast<int>(used);  // >= k: the row's k best are in
+  __syncthreads();  // the last chunk's appends are in
+  used += added[turn == 0 ? 2 : turn - 1];
+  int m = static_cast<int>(used);  // >= k: the row's k best are in (a slice's: >= k where it holds k)
+  if (splits > 1) {  // the slice's k best to the workspace
+    if (m > static_cast<int>(k)) keep_best<BLOCK, T>(buf, m, static_cast<int>(k), sh, &kept);
+    let_next_grid_launch();
+    key_t<T>* out = cand + int64_t{blockIdx.x} * k;
+    for (unsigned i = threadIdx.x; i < k; i += BLOCK) out[i] = i < static_cast<unsigned>(m) ? buf[i] : Key(0);
+    return;
+  }
   if (m > kStreamK) {  // cut to the k best, which one warp sorts in registers
     keep_best<BLOCK, T>(buf, m, static_cast<int>(k), sh, &kept);
     m = static_cast<int>(k);
@@ -164,12 +215,66 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
   if (threadIdx.x < 32) finish_by_warp<T>(buf, m, row, values, indices, r, o);
 }
 
+// A row's k best of its slices' k best keys (`splits` x k <=
+// kStreamMerged, Key(0) where a slice had fewer), held in registers: a
+// radix select over them, the k at or above the k-th gathered in shared
+// memory, then sorted and written by one warp.  A block a row.
+constexpr int kMergeBlock = 1024;
+template <class T>
+__global__ void __launch_bounds__(kMergeBlock)
+    stream_merge_kernel(const T* __restrict__ x, const key_t<T>* __restrict__ cand, int splits,
+                        T* __restrict__ values, int64_t* __restrict__ indices, Output o) {
+  using Key = key_t<T>;
+  constexpr int kItems = kgen::topk::kStreamMerged / kMergeBlock;
+  __shared__ SelectShared<kMergeBlock, 8> sh;
+  __shared__ Key best[kStreamK];
+  __shared__ unsigned count;
+  wait_for_previous_grid();
+  const int64_t r = blockIdx.x;
+  const int m = splits * static_cast<int>(o.k);
+  const Key* c = cand + r * m;
+  Key v[kItems];
+#pragma unroll
+  for (int j = 0; j < kItems; ++j) {
+    const int i = j * kMergeBlock + static_cast<int>(threadIdx.x);
+    v[j] = i < m ? c[i] : Key(0);
+  }
+  // Key(0): no key (no real key is 0: indices < 2^32 - 1)
+  auto each = [&](auto&& f) {
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) f(v[j], v[j] != Key(0));
+  };
+  const Key t =
+      radix_select<kKeyWidth<T>, 8, kMergeBlock, Key>(each, 0, Key(0), static_cast<unsigned>(o.k), sh, true);
+  if (threadIdx.x == 0) count = 0;
+  __syncthreads();
+  const Collected<T> into{best, &count};
+  each([&](Key key, bool valid) { collect<T>(into, key, valid && key >= t); });
+  __syncthreads();
+  if (threadIdx.x < 32) finish_by_warp<T>(best, static_cast<int>(o.k), x + r * o.n, values, indices, r, o);
+}
+
 template <class T, int BLOCK, int ITEMS, int P>
 cudaError_t launch_stream(const void* problem, cudaStream_t stream) {
   const Problem& p = *static_cast<const Problem*>(problem);
-  stream_kernel<T, BLOCK, ITEMS, P><<<static_cast<unsigned>(p.batch), BLOCK, 0, stream>>>(
-      static_cast<const T*>(p.x), static_cast<T*>(p.values), p.indices, Output{p.n, p.k, p.largest, p.sorted});
-  return cudaGetLastError();
+  const auto x = static_cast<const T*>(p.x);
+  const auto values = static_cast<T*>(p.values);
+  const Output o{p.n, p.k, p.largest, p.sorted};
+  const int64_t splits = kgen::topk::stream_splits(p);
+  if (splits == 1) {
+    stream_kernel<T, BLOCK, ITEMS, P><<<static_cast<unsigned>(p.batch), BLOCK, 0, stream>>>(
+        x, values, p.indices, o, 1, static_cast<key_t<T>*>(nullptr));
+    return cudaGetLastError();
+  }
+  const auto cand = static_cast<key_t<T>*>(p.workspace);  // plan_stream: the slices' keys
+  stream_kernel<T, BLOCK, ITEMS, P><<<static_cast<unsigned>(p.batch * splits), BLOCK, 0, stream>>>(
+      x, values, p.indices, o, static_cast<int>(splits), cand);
+  const cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) return e;
+  // sm_90 code, not only an sm_90 device: PTX of an older arch compiles the
+  // grid dependency's wait to nothing (as launch_multi)
+  return launch_chained(p.device->code_arch >= 90, stream_merge_kernel<T>, dim3(static_cast<unsigned>(p.batch)), kMergeBlock, stream, x,
+                        static_cast<const key_t<T>*>(cand), static_cast<int>(splits), values, p.indices, o);
 }
 
 }  // namespace topk
