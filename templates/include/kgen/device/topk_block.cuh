@@ -166,7 +166,9 @@ __device__ Key radix_select(Each&& each, int level, Key prefix, unsigned want,
 // keys reach (most >= want): radix_select's levels from the top, stopped at
 // the first whose bucket and the buckets above it hold at most `most` keys;
 // the bucket's lowest key.  Spread keys stop after a level or two where the
-// want-th itself takes every level (H200, topk v43).
+// want-th itself takes every level: the stream tier's threads' bound
+// (H200, topk v43, 128 x 128256 k 50: float32 52.7 -> 41.2 us, bfloat16
+// 56.6 -> 48.2, against the exact k-th of the thread maxima).
 template <int W, int R, int BLOCK, class Key, class Each>
 __device__ Key radix_floor(Each&& each, unsigned want, unsigned most, SelectShared<BLOCK, R>& sh) {
   using D = Digits<W, R>;

@@ -4,13 +4,14 @@
 // floor) are appended to a shared buffer of kStreamBuffer keys (32 KB).
 // The floor only rises: to the k-th best key of the buffer when it is cut
 // to its k best (past half full), and, on a chunk in which more than kHot
-// threads hold a key above it (the first chunk; a sorted row's), to the
-// k-th largest of the chunk's thread maxima.  Each is at most the row's
-// k-th key, so the row's k best all reach the buffer, and a chunk appends
-// at most half the buffer: it never overflows.  The last whole chunk is
-// taken second, so that a row sorted either way raises the floor within
-// its first two chunks.  At the end the buffer is cut to its k best, which one
-// warp sorts and writes.  For batches that fill the GPU with a block a
+// threads hold a key above it (the first chunk; a sorted row's), to a
+// bound at or below the k-th largest of the chunk's thread maxima that at
+// most 2k of them reach.  Each is at most the row's k-th key, so the row's
+// k best all reach the buffer, and a chunk appends at most half the
+// buffer: it never overflows.  The last whole chunk is taken second, so
+// that a row sorted either way raises the floor within its first two
+// chunks.  At the end the buffer is cut to its k best, which one warp
+// sorts and writes.  For batches that fill the GPU with a block a
 // row, the rows of sampling past what a cluster's registers hold: one read
 // of x and one launch; k <= kStreamK.  Batches that leave SMs idle split a
 // row into slices, a block each, whose k best a second kernel merges.
@@ -155,9 +156,10 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
       return above;
     };
     // The threads holding a key at or above the floor; past kHot of them
-    // the chunk takes a bound on its k-th key that at most kHot threads
-    // reach.  Either way the chunk appends at most kHot x ITEMS keys, half
-    // the buffer.  The barrier also puts the last chunk's appends in.
+    // the chunk takes a bound on its k-th key that at most 2k (<= kHot)
+    // threads reach.  Either way the chunk appends at most kHot x ITEMS
+    // keys, half the buffer.  The barrier also puts the last chunk's
+    // appends in.
     const bool mine = holds(floor_key);
     const int pass = __syncthreads_count(mine);
     used += added[turn == 0 ? 2 : turn - 1];
@@ -273,8 +275,9 @@ cudaError_t launch_stream(const void* problem, cudaStream_t stream) {
   if (e != cudaSuccess) return e;
   // sm_90 code, not only an sm_90 device: PTX of an older arch compiles the
   // grid dependency's wait to nothing (as launch_multi)
-  return launch_chained(p.device->code_arch >= 90, stream_merge_kernel<T>, dim3(static_cast<unsigned>(p.batch)), kMergeBlock, stream, x,
-                        static_cast<const key_t<T>*>(cand), static_cast<int>(splits), values, p.indices, o);
+  return launch_chained(p.device->code_arch >= 90, stream_merge_kernel<T>, dim3(static_cast<unsigned>(p.batch)),
+                        kMergeBlock, stream, x, static_cast<const key_t<T>*>(cand), static_cast<int>(splits),
+                        values, p.indices, o);
 }
 
 }  // namespace topk
