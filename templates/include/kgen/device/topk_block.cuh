@@ -132,16 +132,34 @@ template <int BLOCK, int R> struct SelectShared {
   Choice choice;
 };
 
+// Where radix_select stops: at the level whose bucket's keys are all
+// chosen (its prefix is then the threshold; with distinct keys this is
+// certain at the last level).
+struct StopAtThreshold {
+  __device__ bool operator()(unsigned /*above*/, unsigned count, unsigned want) const { return count == want; }
+};
+// Or, for a threshold at or below the want-th that at most `most` keys
+// reach, also at the first level whose bucket and the buckets above it
+// hold at most `most` keys (radix_floor).
+struct StopWithin {
+  unsigned most;
+  __device__ bool operator()(unsigned above, unsigned count, unsigned want) const {
+    return above + count <= most || count == want;
+  }
+};
+
 // The radix select loop.  The keys in play are those whose digits before
 // level `level` equal `prefix`; `want` of them are still to be chosen.
 // `each(f)` calls f(key, valid) for every key of the source (whole warps
 // at a time; keys outside the prefix are skipped here).  Returns the
-// threshold: the selection is every key in play >= it, exactly `want` keys.
+// threshold: the selection is every key in play >= it, exactly `want` keys
+// (past `stop`'s first level, the bucket's lowest key).
 // `crowded`: keys that share their digits (count_digit's matched form).
-template <int W, int R, int BLOCK, class Key, class Each>
+template <int W, int R, int BLOCK, class Key, class Each, class Stop = StopAtThreshold>
 __device__ Key radix_select(Each&& each, int level, Key prefix, unsigned want,
-                            SelectShared<BLOCK, R>& sh, bool crowded = false) {
+                            SelectShared<BLOCK, R>& sh, bool crowded = false, Stop stop = {}) {
   using D = Digits<W, R>;
+  unsigned above = 0;  // keys in buckets above the prefix's, over this call's levels
   for (int l = level; l < D::kLevels; ++l) {
     for (int b = threadIdx.x; b < D::kBins; b += BLOCK) sh.hist[b] = 0;
     __syncthreads();
@@ -153,11 +171,10 @@ __device__ Key radix_select(Each&& each, int level, Key prefix, unsigned want,
     choose_bucket<BLOCK, D::kBins>(sh.hist, want, &sh.choice, sh.scratch);
     const Choice c = sh.choice;
     want -= c.above;
+    above += c.above;
     prefix = (prefix << D::width(l)) | Key(c.bucket);
     __syncthreads();  // sh.choice and sh.hist are rewritten next level
-    // every key of the bucket is chosen: its prefix is the threshold (with
-    // distinct keys this is certain at the last level)
-    if (c.count == want) return prefix << D::lo(l);
+    if (stop(above, c.count, want)) return prefix << D::lo(l);
   }
   return prefix;  // not reached: keys are distinct
 }
@@ -171,25 +188,7 @@ __device__ Key radix_select(Each&& each, int level, Key prefix, unsigned want,
 // 56.6 -> 48.2, against the exact k-th of the thread maxima).
 template <int W, int R, int BLOCK, class Key, class Each>
 __device__ Key radix_floor(Each&& each, unsigned want, unsigned most, SelectShared<BLOCK, R>& sh) {
-  using D = Digits<W, R>;
-  Key prefix = 0;
-  unsigned above = 0;  // keys in buckets above the prefix's
-  for (int l = 0; l < D::kLevels; ++l) {
-    for (int b = threadIdx.x; b < D::kBins; b += BLOCK) sh.hist[b] = 0;
-    __syncthreads();
-    each([&](Key key, bool valid) {
-      count_digit<R>(sh.hist, D::digit(key, l), valid && D::in(key, l, prefix), Crowd::spread);
-    });
-    __syncthreads();
-    choose_bucket<BLOCK, D::kBins>(sh.hist, want, &sh.choice, sh.scratch);
-    const Choice c = sh.choice;
-    want -= c.above;
-    above += c.above;
-    prefix = (prefix << D::width(l)) | Key(c.bucket);
-    __syncthreads();  // sh.choice and sh.hist are rewritten next level
-    if (above + c.count <= most || c.count == want) return prefix << D::lo(l);
-  }
-  return prefix;
+  return radix_select<W, R, BLOCK, Key>(each, 0, Key(0), want, sh, false, StopWithin{most});
 }
 
 // Where the selected keys of a row go before the block's sort.
