@@ -146,11 +146,15 @@ TIERS = (
         params=(Param("block_size", "b", lambda d: (256, 512, 1024)),
                 Param("items", "i", lambda d: (8, 16)), PACK),
         valid=lambda d, p, arches: d.size != 8 and p["items"] % p["pack_size"] == 0,
-        # the default set: the one the heuristic ranks first wherever any
-        # runs (capability does not turn on the block size, and items 8
-        # holds every k that 16 does); the others stay in the full level for
-        # measurement (bfloat16 ran faster at items 16 at 64-96 rows, topk v39)
-        in_default=lambda d, p: widest(d, p) and (p["block_size"], p["items"]) == (1024, 8),
+        # the default set: one a type, the one the heuristic ranks first
+        # wherever any runs (capability does not turn on the block size, and
+        # items 16 holds every k <= kStreamK); the others stay in the full
+        # level for measurement.  Items 16 for the half types, whose chunk
+        # of 8 keeps 16 KB an SM in flight (H200, topk v44: bfloat16 128 x
+        # 128256 k 50 41.4 us against 48.4, 128 x 262144 69.4 against 83.0,
+        # 1 x 2^24 k 64 61.6 against 69.3); items 8 for the 4-byte types
+        # (float32 128 x 128256 41.9 against 61.3)
+        in_default=lambda d, p: widest(d, p) and (p["block_size"], p["items"]) == (1024, 16 if d.size == 2 else 8),
         cost=2.9,
     ),
     Tier(

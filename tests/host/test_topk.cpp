@@ -132,7 +132,7 @@ TEST_CASE("every dtype has a generic topk variant", "[topk][registry]") {
 
 TEST_CASE("capability: queue holds k <= 32 x capacity, block and tourney rows up to their size (any k), cluster "
           "rows up to 8 blocks' size with k <= 128, stream any row with k <= 128 and room for k x (items + 1) keys, "
-          "packs need alignment", "[topk][supports]") {
+          "packs need alignment but the stream tier's", "[topk][supports]") {
   for (kgen_dtype_t d : kDtypes) {
     for (const kgen::VariantInfo* v : kgen::Registry::of(kgen::Family::topk, d)) {
       const auto& q = *static_cast<const TopkParams*>(v->params);
@@ -161,10 +161,12 @@ TEST_CASE("capability: queue holds k <= 32 x capacity, block and tourney rows up
         CHECK_FALSE(v->supports(*v, &p));
       }
       if (q.pack_size > 1 && !v->generic) {
+        // the stream tier reads a row in the packs of its aligned span
+        const bool any = q.tier == TopkTier::stream;
         p = problem(d, 7, cap, 8, kgen_dtype_size(d));  // x one element off
-        CHECK_FALSE(v->supports(*v, &p));
+        CHECK(v->supports(*v, &p) == any);
         p = problem(d, 7, cap - 1, 8);  // rows not a multiple of the pack
-        CHECK_FALSE(v->supports(*v, &p));
+        CHECK(v->supports(*v, &p) == any);
       }
       p = problem(d == KGEN_FLOAT32 ? KGEN_FLOAT16 : KGEN_FLOAT32, 7, 64, 8);
       CHECK_FALSE(v->supports(*v, &p));  // another dtype's variant
@@ -172,18 +174,22 @@ TEST_CASE("capability: queue holds k <= 32 x capacity, block and tourney rows up
   }
 }
 
-TEST_CASE("selection: few long rows go to the multi-block select, misaligned rows to pack 1",
-          "[topk][select]") {
+TEST_CASE("selection: few long rows go to the stream tier's slices, aligned or not", "[topk][select]") {
   for (kgen_dtype_t d : kDtypes) {
     const Picked one = pick(d, 1, int64_t{1} << 24, 64);
     // past a cluster's 8 x 1024 x 32: the stream tier's slices, a CTA an SM
     if (d != KGEN_FLOAT64) CHECK(one.p.tier == TopkTier::stream);
     else CHECK((one.p.tier == TopkTier::multi || one.p.tier == TopkTier::generic));
     CHECK(one.plan.bytes > 0);
+    // misaligned: the stream tier's widest pack over the aligned span; pack
+    // 1 for float64 (no stream tier)
     const Picked odd = pick(d, 1, (int64_t{1} << 20) + 1, 64);
-    CHECK(odd.p.pack_size == 1);
     const Picked off = pick(d, 1, int64_t{1} << 20, 64, kgen_dtype_size(d));
-    CHECK(off.p.pack_size == 1);
+    for (const Picked& m : {odd, off}) {
+      INFO(m.v->name);
+      if (d != KGEN_FLOAT64) CHECK((m.p.tier == TopkTier::stream && m.p.pack_size * kgen_dtype_size(d) == 16));
+      else CHECK(m.p.pack_size == 1);
+    }
   }
 }
 
@@ -210,11 +216,13 @@ TEST_CASE("selection among the default set: a block a row for few rows a block h
         CHECK(off.p.tier == (tier == TopkTier::cluster ? TopkTier::block : tier));
         CHECK(off.p.pack_size == 1);
       }
-    // past a block's row, few rows go to a cluster a row, more to the
-    // multi-block select (generic: its pack-1 form)
+    // past a block's row, few rows go to a cluster a row; more, off the
+    // packs' alignment, to the stream tier's aligned span (float64: the
+    // multi-block select, generic its pack-1 form)
     if (d != KGEN_FLOAT64) CHECK(pick(d, 4, most + 8, 3).p.tier == TopkTier::cluster);
     const TopkTier t = pick(d, 49, most + 1, 3).p.tier;
-    CHECK((t == TopkTier::multi || t == TopkTier::generic));
+    if (d != KGEN_FLOAT64) CHECK(t == TopkTier::stream);
+    else CHECK((t == TopkTier::multi || t == TopkTier::generic));
   }
 }
 
@@ -255,8 +263,13 @@ TEST_CASE("selection among the default set: the rows of sampling to a cluster a 
     CHECK(pick(d, 1, 128256, 129).p.tier == TopkTier::multi);  // k past the first CTA's warp
     CHECK(pick(d, 1, 262152, 50).p.tier != TopkTier::cluster);  // aligned, past 8 CTAs of 1024 x 32
     CHECK(pick(d, 1, 16384, 50).p.tier == TopkTier::block);
-    const TopkTier odd = pick(d, 1, 128257, 50).p.tier;  // pack 1: the multi tier's
-    CHECK((odd == TopkTier::multi || odd == TopkTier::generic));
+    // misaligned (the cluster's pack does not fit): the stream tier's slices
+    // where they cover more than a third of the SMs, else the multi tier
+    for (const Picked& m : {pick(d, 1, 128257, 50), pick(d, 8, 128256, 50, kgen_dtype_size(d))}) {
+      INFO(m.v->name);
+      CHECK((m.p.tier == TopkTier::multi || m.p.tier == TopkTier::generic));
+    }
+    CHECK(pick(d, 16, 100001, 10).p.tier == TopkTier::stream);  // 16 x 3 slices
   }
 }
 
@@ -270,7 +283,7 @@ TEST_CASE("selection among the default set: the rows of sampling in batches of h
     INFO(many.v->name);
     CHECK(many.p.tier == TopkTier::stream);
     CHECK(many.p.block_size == 1024);
-    CHECK(many.p.items == 8);
+    CHECK(many.p.items == (d == KGEN_BFLOAT16 ? 16 : 8));  // 32 bytes a thread
     CHECK(many.plan.bytes == 0);
     CHECK(pick(d, 256, 152064, 100).p.tier == TopkTier::stream);
     CHECK(pick(d, half - 1, 262144, 50).p.tier == TopkTier::multi);  // clusters past 2 waves

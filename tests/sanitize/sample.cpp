@@ -580,13 +580,15 @@ std::vector<TopkSpec> topk_specs(const kgen::gen::TopkParams& q) {
       return {{3, cap - p, 50, 1, 1}, {2, round_up(1000, p), 128, 0, 0}};
     }
     case T::stream: {
-      // a row of five chunks and a pack, k at the most the buffer allows;
-      // a row shorter than one chunk; one row in slices (stream_splits),
-      // its last slice short
+      // rows of five chunks, a pack and an element (rows off the packs'
+      // alignment, the last one's last pack partial at the end of x), k at
+      // the most the buffer allows; a row shorter than one chunk; one row
+      // in slices (stream_splits), its last slice short and its last pack
+      // partial
       const int64_t chunk = int64_t{q.block_size} * q.items;
-      return {{3, 5 * chunk + p, std::min<int64_t>(128, 4096 / (q.items + 1)), 1, 1},
+      return {{3, 5 * chunk + p + 1, std::min<int64_t>(128, 4096 / (q.items + 1)), 1, 1},
               {2, round_up(1000, p), 50, 0, 0},
-              {1, 4 * 32768 + 3 * p, 40, 1, 0}};
+              {1, 4 * 32768 + 3 * p + 1, 40, 1, 0}};
     }
     case T::multi: {
       // 3 blocks a row with the bound pass (small k); k past one block's

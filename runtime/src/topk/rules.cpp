@@ -4,15 +4,17 @@
 // tourney n <= 32 x items, cluster n <= 8 x block x items and k <= 128,
 // stream k <= 128 and k x 2 x items <= its buffer of 4096 keys; a
 // pack needs n to be a multiple of it and x aligned to it (every row then
-// starts aligned).  multi and generic run anything valid.
+// starts aligned), but for the stream tier's, which reads a row's packs
+// from the aligned one at or below its start.  multi and generic run
+// anything valid.
 // Preference: rows of up to 512 (the half types' 1024): tourney (a warp or
 // a group of its lanes a row, the row in registers); many short rows and
 // k <= 16: queue (one warp a row, the smallest capacity that holds k);
 // rows past 16384 whose clusters fit one wave (the half types' past 32768:
 // two): cluster; rows that fit a block, however few: block (the smallest
 // row capacity that holds n); longer rows in batches of at least half the
-// SMs, or past a cluster's reach: stream (fewer rows in slices); else
-// multi.
+// SMs, past a cluster's reach, or off the packs' alignment: stream (fewer
+// rows in slices); else multi.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -41,7 +43,9 @@ bool supports(const VariantInfo& v, const void* problem) {
   const Params& q = *static_cast<const Params*>(v.params);
   if (v.element != p.dtype) return false;
   if (q.tier == Tier::generic) return true;
-  if (!pack_fits(p, q.pack_size)) return false;
+  // the stream tier reads any row in the packs of its aligned span
+  // (load_in_row); the others need every row aligned
+  if (q.tier == Tier::stream ? !aligned_to(p.x, dtype_size(p.dtype)) : !pack_fits(p, q.pack_size)) return false;
   switch (q.tier) {
     case Tier::queue: return p.k <= 32 * q.capacity;
     case Tier::tourney: return p.n <= int64_t{32} * q.items;
@@ -50,7 +54,9 @@ bool supports(const VariantInfo& v, const void* problem) {
       return p.k <= kClusterK && p.n <= int64_t{kClusterMax} * q.block_size * q.items &&
              p.batch * kClusterMax <= 0x7fffffff;  // a grid's x
     case Tier::stream:
-      return p.k <= kStreamK && p.k * 2 * q.items <= kStreamBuffer && p.n <= 0xffffffff &&
+      // n: its virtual indices (a row's, up to a pack's past its start) and
+      // a chunk past them in 32 bits
+      return p.k <= kStreamK && p.k * 2 * q.items <= kStreamBuffer && p.n <= 0xffffffff - 0x10000 &&
              p.batch <= 0x7fffffff;
     default: return true;
   }
@@ -213,14 +219,34 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // float32 1 x 2^24 k 64 59.5 us against 71.2, sorted 47.7 against
       // 77.6; 32 x 300000 k 50 42.7 against 64.0; bfloat16 1 x 2^24 few
       // values 59.7 against 90.3, 4 x 2^20 reversed 31.5 against 52.8.
-      // Random half-type rows lose a little (bfloat16 8 x 10^6 k 100 52.7
-      // against 48.7, 1 x 10^6 k 10 34.0 against 27.6; 1 x 2^24 even).
-      if (p.n <= 32768 || (2 * p.batch < d.sm_count && p.n <= int64_t{kClusterMax} * 1024 * 32))
-        return Score::reject();
+      // Random half-type rows lost a little (bfloat16 8 x 10^6 k 100 52.7
+      // against 48.7, 1 x 10^6 k 10 34.0 against 27.6) until v44's items 16
+      // and merge to a floor: 44.2 against the multi tier's 48.1, 29.6
+      // against 27.9; 1 x 2^24 k 64 57.3 against 64.5.
+      // Rows off the packs' alignment, which the cluster tier does not take
+      // (its widest pack; pack 1 rejected), go to the stream tier's aligned
+      // span (topk v44: bfloat16 128 x 50257 k 50 57.2 us -> 33.0 and 132 x
+      // 127100 k 64 84.4 -> 53.5, both from the generic kernel; float32
+      // 49 x 32769 k 3 36.9 -> 16.8, 1 x 16777215 k 64 74.6 -> 67.4, from
+      // the multi tier's pack 1), unless it would split them over a third
+      // of the SMs or less: the merge then costs more than the multi tier's
+      // pack-1 passes (float32 1 x 128257 k 50 35.4 us against 26.9, 3
+      // slices; bfloat16 4 x 128257 44.1 against 31.1, 12 slices; but 16 x
+      // 100001 float32 k 10 31.8 against 36.8, 48 slices; a block a row
+      // without a merge even at 8 x 50257 bfloat16, 31.0 against 30.4, and
+      // ahead at 32 rows, 31.1 against 42.5).
+      if (p.n <= 32768) return Score::reject();
+      if (2 * p.batch < d.sm_count && p.n <= int64_t{kClusterMax} * 1024 * 32) {
+        const int64_t splits = stream_splits(p);
+        const bool cluster_takes = pack_fits(p, 16 / static_cast<int>(dtype_size(p.dtype)));
+        if (cluster_takes || (splits > 1 && 3 * p.batch * splits <= d.sm_count)) return Score::reject();
+      }
       if (q.pack_size * dtype_size(p.dtype) < 16) return Score::reject();  // measured at the widest pack only
       s.key[0] = 2;
       s.key[1] = q.block_size;  // one SM's threads a row
-      s.key[2] = -q.items;
+      // items 16 for the half types, 8 for the 4-byte ones (the default
+      // set's, generator/ops/topk.py: the same bytes a chunk)
+      s.key[2] = q.items * dtype_size(p.dtype) == 32 ? 1 : 0;
       break;
     case Tier::multi:
       s.key[0] = 1;

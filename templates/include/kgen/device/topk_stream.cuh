@@ -54,11 +54,27 @@ __device__ __forceinline__ key_t<T> threads_bound(uint64_t top, bool has, unsign
   return make_key<T>(static_cast<bits_t<T>>(t >> CB), e > 0xffffffffu ? 0xffffffffu : static_cast<uint32_t>(e));
 }
 
+// Pack `at` of `span`, whose elements lead .. lead + n - 1 are a row's
+// (`valid`: the pack is in the slice): loaded whole where all its elements
+// are the row's, else element by element (0 elsewhere), so that no load
+// reaches past the row's ends.
+template <class T, int P>
+__device__ __forceinline__ Pack<T, P> load_in_row(const T* span, int64_t at, bool valid, uint32_t lead,
+                                                  uint32_t n) {
+  const uint32_t e = static_cast<uint32_t>(at) * P;  // the pack's first virtual index
+  if (P == 1 || !valid || (e >= lead && e + P - lead <= n)) return load_pack<T, P>(span, at, valid);
+  Pack<T, P> pk{};
+#pragma unroll
+  for (int j = 0; j < P; ++j)
+    if (e + j - lead < n) pk.v[j] = span[e + j];
+  return pk;
+}
+
 // `splits` > 1: CTA blockIdx.x takes slice blockIdx.x % splits of row
 // blockIdx.x / splits (whole chunks, the last slices shorter or empty) and
 // writes its slice's k best keys, Key(0) past those it has, to `cand` at
 // k x blockIdx.x, in no order (stream_merge_kernel selects from them).
-template <class T, int BLOCK, int ITEMS, int P>
+template <class T, int BLOCK, int ITEMS, int P, bool RAGGED>
 __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
     stream_kernel(const T* __restrict__ x, T* __restrict__ values, int64_t* __restrict__ indices, Output o,
                   int splits, key_t<T>* __restrict__ cand) {
@@ -81,13 +97,26 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
   __shared__ unsigned kept;
   const int64_t r = blockIdx.x / splits;
   const T* row = x + r * o.n;
-  const int64_t packs = o.n / P;  // whole: n % P == 0
+  // RAGGED (rows off the packs' alignment: x or n): the row is read in
+  // the packs of the aligned span around it.  Its elements take the
+  // indices `lead` to lead + n - 1 there (virtual indices; the packs'
+  // others are masked), and its keys carry them until shifted to the
+  // row's at the end (`to_row`).  Its first and last packs load element
+  // by element where they stand out of the row.  An instance of its own:
+  // the per-element mask costs registers (the half types' items 16
+  // spilled 52 bytes a thread with it, 8 without)
+  const uint32_t lead = RAGGED ? static_cast<uint32_t>(reinterpret_cast<uintptr_t>(row) / sizeof(T) % P) : 0;
+  const T* span = row - lead;
+  const uint32_t n32 = static_cast<uint32_t>(o.n);  // supports(): n + lead + a chunk < 2^32
+  const int64_t packs = (int64_t{lead} + o.n + P - 1) / P;
   constexpr int64_t kChunk = int64_t{NP} * BLOCK;  // packs
   // the slice: whole chunks, the last ones shorter or empty
   const int64_t slice = ((packs + splits - 1) / splits + kChunk - 1) / kChunk * kChunk;
   const int64_t from = static_cast<int64_t>(blockIdx.x % splits) * slice;
   const int64_t begin = from < packs ? from : packs;
   const int64_t end = begin + slice < packs ? begin + slice : packs;
+  // the slice's elements: virtual indices lead .. lead + stop - 1
+  const uint32_t stop = static_cast<uint32_t>((end * P < int64_t{lead} + o.n ? end * P : int64_t{lead} + o.n) - lead);
   const unsigned k = static_cast<unsigned>(o.k);
   // The chunks in the order they are taken: the first, the last whole one,
   // then the others in order (the short one last), so that a row sorted
@@ -116,28 +145,32 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
 #pragma unroll
     for (int q = 0; q < NP; ++q) {
       const int64_t at = first + int64_t{q} * BLOCK + threadIdx.x;
-      raw[q] = load_pack<T, P>(row, at, at < end);
+      raw[q] = RAGGED ? load_in_row<T, P>(span, at, at < end, lead, n32) : load_pack<T, P>(span, at, at < end);
     }
   };
   load(chunk_at(0));
   for (int64_t j = 0; j < chunks; ++j) {
     const int64_t first = chunk_at(j);
     Bits s[NP][P];
-    uint32_t held = 0;  // bit q: pack q of this thread is in the row
+    uint32_t held = 0;  // bit q: pack q of this thread is in the slice (RAGGED: the elements' own test)
 #pragma unroll
     for (int q = 0; q < NP; ++q) {
-      held |= first + int64_t{q} * BLOCK + threadIdx.x < end ? 1u << q : 0u;
+      held |= RAGGED || first + int64_t{q} * BLOCK + threadIdx.x < end ? 1u << q : 0u;
       to_orders<T, P>(raw[q], o.largest, s[q]);
     }
     load(chunk_at(j + 1));
     const uint32_t start = static_cast<uint32_t>(first * P);  // n < 2^32
     const uint32_t own = threadIdx.x * P;                       // this thread's first offset in the chunk
-    // f(order, offset in the chunk, in the row)
+    // f(order, offset in the chunk, in the slice: RAGGED, its virtual
+    // index start + offset in lead .. lead + stop - 1, unsigned)
     auto each = [&](auto&& f) {
 #pragma unroll
       for (int q = 0; q < NP; ++q)
 #pragma unroll
-        for (int i = 0; i < P; ++i) f(s[q][i], own + static_cast<uint32_t>(q * BLOCK * P + i), (held >> q & 1u) != 0);
+        for (int i = 0; i < P; ++i) {
+          const uint32_t off = own + static_cast<uint32_t>(q * BLOCK * P + i);
+          f(s[q][i], off, RAGGED ? start + off - lead < stop : (held >> q & 1u) != 0);
+        }
     };
     // whether this thread holds a key at or above `bound`: its order bits
     // above the bound's, or equal to them at an index at or below the
@@ -203,24 +236,38 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
   __syncthreads();  // the last chunk's appends are in
   used += added[turn == 0 ? 2 : turn - 1];
   int m = static_cast<int>(used);  // >= k: the row's k best are in (a slice's: >= k where it holds k)
+  // a key of virtual index e to the row's index e - lead: its index bits
+  // (the index complemented) plus lead, e >= lead
+  const auto to_row = [&](Key key) { return key + Key(lead); };
   if (splits > 1) {  // the slice's k best to the workspace
     if (m > static_cast<int>(k)) keep_best<BLOCK, T>(buf, m, static_cast<int>(k), sh, &kept);
     let_next_grid_launch();
     key_t<T>* out = cand + int64_t{blockIdx.x} * k;
-    for (unsigned i = threadIdx.x; i < k; i += BLOCK) out[i] = i < static_cast<unsigned>(m) ? buf[i] : Key(0);
+    for (unsigned i = threadIdx.x; i < k; i += BLOCK)
+      out[i] = i < static_cast<unsigned>(m) ? (RAGGED ? to_row(buf[i]) : buf[i]) : Key(0);
     return;
   }
   if (m > kStreamK) {  // cut to the k best, which one warp sorts in registers
     keep_best<BLOCK, T>(buf, m, static_cast<int>(k), sh, &kept);
     m = static_cast<int>(k);
   }
+  if (RAGGED && lead != 0) {
+    for (int i = threadIdx.x; i < m; i += BLOCK) buf[i] = to_row(buf[i]);
+    __syncthreads();
+  }
   if (threadIdx.x < 32) finish_by_warp<T>(buf, m, row, values, indices, r, o);
 }
 
 // A row's k best of its slices' k best keys (`splits` x k <=
 // kStreamMerged, Key(0) where a slice had fewer), held in registers: a
-// radix select over them, the k at or above the k-th gathered in shared
-// memory, then sorted and written by one warp.  A block a row.
+// radix select over them down to a floor at or below the k-th that at
+// most kStreamK of them reach, those gathered in shared memory, then
+// sorted and the k best written by one warp.  A block a row.  Against the
+// exact k-th (H200, topk v44): faster where the slices' keys share their
+// digits (int32 1 x 277658 reversed k 2 40.3 -> 34.7 us, bfloat16 8 x
+// 10^6 k 100 52.3 -> 44.2), a little slower on random float32 rows (1 x
+// 2^24 k 64 57.3 -> 60.7: a sort of up to kStreamK keys for k's; the
+// merge kernel alone 9.4 -> 11.9 us at k 1, 19.4 -> 20.5 at k 64).
 constexpr int kMergeBlock = 1024;
 template <class T>
 __global__ void __launch_bounds__(kMergeBlock)
@@ -246,14 +293,15 @@ __global__ void __launch_bounds__(kMergeBlock)
 #pragma unroll
     for (int j = 0; j < kItems; ++j) f(v[j], v[j] != Key(0));
   };
-  const Key t =
-      radix_select<kKeyWidth<T>, 8, kMergeBlock, Key>(each, 0, Key(0), static_cast<unsigned>(o.k), sh, true);
+  const Key t = radix_select<kKeyWidth<T>, 8, kMergeBlock, Key>(each, 0, Key(0), static_cast<unsigned>(o.k), sh,
+                                                                  true, StopWithin{kStreamK});
   if (threadIdx.x == 0) count = 0;
   __syncthreads();
   const Collected<T> into{best, &count};
   each([&](Key key, bool valid) { collect<T>(into, key, valid && key >= t); });
   __syncthreads();
-  if (threadIdx.x < 32) finish_by_warp<T>(best, static_cast<int>(o.k), x + r * o.n, values, indices, r, o);
+  const int most = static_cast<int>(count);  // k .. kStreamK
+  if (threadIdx.x < 32) finish_by_warp<T>(best, most, x + r * o.n, values, indices, r, o);
 }
 
 template <class T, int BLOCK, int ITEMS, int P>
@@ -263,14 +311,19 @@ cudaError_t launch_stream(const void* problem, cudaStream_t stream) {
   const auto values = static_cast<T*>(p.values);
   const Output o{p.n, p.k, p.largest, p.sorted};
   const int64_t splits = kgen::topk::stream_splits(p);
+  auto kernel = stream_kernel<T, BLOCK, ITEMS, P, false>;
+  if constexpr (P > 1) {  // a row off the packs' alignment
+    if (p.n % P != 0 || reinterpret_cast<uintptr_t>(x) % (sizeof(T) * P) != 0)
+      kernel = stream_kernel<T, BLOCK, ITEMS, P, true>;
+  }
   if (splits == 1) {
-    stream_kernel<T, BLOCK, ITEMS, P><<<static_cast<unsigned>(p.batch), BLOCK, 0, stream>>>(
-        x, values, p.indices, o, 1, static_cast<key_t<T>*>(nullptr));
+    kernel<<<static_cast<unsigned>(p.batch), BLOCK, 0, stream>>>(x, values, p.indices, o, 1,
+                                                                   static_cast<key_t<T>*>(nullptr));
     return cudaGetLastError();
   }
   const auto cand = static_cast<key_t<T>*>(p.workspace);  // plan_stream: the slices' keys
-  stream_kernel<T, BLOCK, ITEMS, P><<<static_cast<unsigned>(p.batch * splits), BLOCK, 0, stream>>>(
-      x, values, p.indices, o, static_cast<int>(splits), cand);
+  kernel<<<static_cast<unsigned>(p.batch * splits), BLOCK, 0, stream>>>(x, values, p.indices, o,
+                                                                         static_cast<int>(splits), cand);
   const cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess) return e;
   // sm_90 code, not only an sm_90 device: PTX of an older arch compiles the
