@@ -266,8 +266,9 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
 // exact k-th (H200, topk v44): faster where the slices' keys share their
 // digits (int32 1 x 277658 reversed k 2 40.3 -> 34.7 us, bfloat16 8 x
 // 10^6 k 100 52.3 -> 44.2), a little slower on random float32 rows (1 x
-// 2^24 k 64 57.3 -> 60.7: a sort of up to kStreamK keys for k's; the
-// merge kernel alone 9.4 -> 11.9 us at k 1, 19.4 -> 20.5 at k 64).
+// 2^24 k 64 57.3 -> 60.7).  The merge kernel alone took 9.4 -> 11.9 us at
+// k 1 and 19.4 -> 20.5 at k 64 of 132 slices: its time is not in the
+// select's levels (not yet located).
 constexpr int kMergeBlock = 1024;
 template <class T>
 __global__ void __launch_bounds__(kMergeBlock)
