@@ -7,7 +7,9 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "dtype.hpp"
 #include "select.hpp"
+#include "validate.hpp"
 #include "variant.hpp"
 
 namespace kgen {
@@ -297,6 +299,12 @@ constexpr int kStreamBuffer = 4096;
 // kStreamMerged of them in its registers.
 constexpr int64_t kStreamSlice = 32768;
 constexpr int kStreamMerged = 16384;
+// Whether every row starts on a pack of `pack` elements and spans whole
+// packs (x aligned to the pack, n a multiple of it); else the stream tier
+// reads a row in the packs of the aligned span around it (load_in_row).
+inline bool rows_aligned(const Problem& p, int pack) {
+  return p.n % pack == 0 && aligned_to(p.x, int64_t{pack} * dtype_size(p.dtype));
+}
 inline int64_t stream_splits(const Problem& p) {
   const int64_t sms = p.device->sm_count;
   if (2 * p.batch >= sms || p.k <= 0) return 1;

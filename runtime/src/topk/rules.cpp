@@ -32,10 +32,6 @@ namespace {
 using Params = gen::TopkParams;
 using Tier = gen::TopkTier;
 
-bool pack_fits(const Problem& p, int pack) {
-  return p.n % pack == 0 && aligned_to(p.x, int64_t{pack} * dtype_size(p.dtype));
-}
-
 }  // namespace
 
 bool supports(const VariantInfo& v, const void* problem) {
@@ -45,7 +41,7 @@ bool supports(const VariantInfo& v, const void* problem) {
   if (q.tier == Tier::generic) return true;
   // the stream tier reads any row in the packs of its aligned span
   // (load_in_row); the others need every row aligned
-  if (q.tier == Tier::stream ? !aligned_to(p.x, dtype_size(p.dtype)) : !pack_fits(p, q.pack_size)) return false;
+  if (q.tier == Tier::stream ? !aligned_to(p.x, dtype_size(p.dtype)) : !rows_aligned(p, q.pack_size)) return false;
   switch (q.tier) {
     case Tier::queue: return p.k <= 32 * q.capacity;
     case Tier::tourney: return p.n <= int64_t{32} * q.items;
@@ -238,7 +234,7 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       if (p.n <= 32768) return Score::reject();
       if (2 * p.batch < d.sm_count && p.n <= int64_t{kClusterMax} * 1024 * 32) {
         const int64_t splits = stream_splits(p);
-        const bool cluster_takes = pack_fits(p, 16 / static_cast<int>(dtype_size(p.dtype)));
+        const bool cluster_takes = rows_aligned(p, 16 / static_cast<int>(dtype_size(p.dtype)));
         if (cluster_takes || (splits > 1 && 3 * p.batch * splits <= d.sm_count)) return Score::reject();
       }
       if (q.pack_size * dtype_size(p.dtype) < 16) return Score::reject();  // measured at the widest pack only

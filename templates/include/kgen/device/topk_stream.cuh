@@ -314,8 +314,7 @@ cudaError_t launch_stream(const void* problem, cudaStream_t stream) {
   const int64_t splits = kgen::topk::stream_splits(p);
   auto kernel = stream_kernel<T, BLOCK, ITEMS, P, false>;
   if constexpr (P > 1) {  // a row off the packs' alignment
-    if (p.n % P != 0 || reinterpret_cast<uintptr_t>(x) % (sizeof(T) * P) != 0)
-      kernel = stream_kernel<T, BLOCK, ITEMS, P, true>;
+    if (!kgen::topk::rows_aligned(p, P)) kernel = stream_kernel<T, BLOCK, ITEMS, P, true>;
   }
   if (splits == 1) {
     kernel<<<static_cast<unsigned>(p.batch), BLOCK, 0, stream>>>(x, values, p.indices, o, 1,
