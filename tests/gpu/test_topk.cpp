@@ -268,13 +268,16 @@ TEST_CASE("sorted and reversed rows, every variant that supports them", "[topk][
   }
 }
 
-// The stream tier reads such rows in the packs of their aligned span: a
-// row in its slices, and rows that fill the SMs, each off the alignment.
-TEST_CASE("misaligned rows and x: narrower packs, or the stream tier's aligned span", "[topk][alignment]") {
+// The stream and cluster tiers read such rows in the packs of their
+// aligned span: a row in the stream's slices, rows that fill the SMs, and
+// a row whose span fills a cluster of 8 x 1024 x 32 (16-byte packs), each
+// off the alignment.
+TEST_CASE("misaligned rows and x: narrower packs, or the aligned span of the stream and cluster tiers",
+          "[topk][alignment]") {
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16}) {
     const int e = elem_size(d);
     for (Shape s : {Shape{5, 1001, 10}, Shape{4, 4096, 32}, Shape{2, 50001, 100}, Shape{1, 139267, 7},
-                    Shape{70, 40003, 50}}) {
+                    Shape{70, 40003, 50}, Shape{1, 262130, 50}}) {
       const HostTensor x = make_data(d, static_cast<size_t>(s.batch * s.n), Data::random);
       DeviceBuffer buf(x.bytes.size() + 16);
       CUDA_REQUIRE(cudaMemcpy(buf.at(e), x.bytes.data(), x.bytes.size(), cudaMemcpyHostToDevice));

@@ -161,12 +161,21 @@ TEST_CASE("capability: queue holds k <= 32 x capacity, block and tourney rows up
         CHECK_FALSE(v->supports(*v, &p));
       }
       if (q.pack_size > 1 && !v->generic) {
-        // the stream tier reads a row in the packs of its aligned span
-        const bool any = q.tier == TopkTier::stream;
+        // the stream and cluster tiers read a row in the packs of its
+        // aligned span: a row off the alignment may start up to pack - 1
+        // elements into its first pack, so a cluster takes such rows of up
+        // to cap - (pack - 1)
+        const bool stream = q.tier == TopkTier::stream, cluster = q.tier == TopkTier::cluster;
         p = problem(d, 7, cap, 8, kgen_dtype_size(d));  // x one element off
-        CHECK(v->supports(*v, &p) == any);
-        p = problem(d, 7, cap - 1, 8);  // rows not a multiple of the pack
-        CHECK(v->supports(*v, &p) == any);
+        CHECK(v->supports(*v, &p) == stream);
+        p = problem(d, 7, cap - (q.pack_size - 1), 8);  // rows not a multiple of the pack
+        CHECK(v->supports(*v, &p) == (stream || cluster));
+        if (q.tier == TopkTier::cluster) {
+          p = problem(d, 7, cap - (q.pack_size - 1), 8, kgen_dtype_size(d));
+          CHECK(v->supports(*v, &p));
+          p = problem(d, 7, cap - (q.pack_size - 1) + 1, 8, kgen_dtype_size(d));
+          CHECK_FALSE(v->supports(*v, &p));
+        }
       }
       p = problem(d == KGEN_FLOAT32 ? KGEN_FLOAT16 : KGEN_FLOAT32, 7, 64, 8);
       CHECK_FALSE(v->supports(*v, &p));  // another dtype's variant
@@ -205,24 +214,25 @@ TEST_CASE("selection among the default set: a block a row for few rows a block h
         INFO(few.v->name << " batch " << batch << " n " << n);
         // rows of up to 256: a warp's registers (the tourney; not float64);
         // past 16384, rows whose clusters fit one wave: a cluster's CTAs
-        // (not float64, not pack 1: n a multiple of the widest pack)
-        const bool spread = n > 16384 && n % 8 == 0 && batch * 8 <= h100().sm_count && d != KGEN_FLOAT64;
+        // at the widest pack, rows off its alignment too (not float64)
+        const bool spread = n > 16384 && batch * 8 <= h100().sm_count && d != KGEN_FLOAT64;
         const TopkTier tier = n <= 256 && d != KGEN_FLOAT64 ? TopkTier::tourney
                               : spread                      ? TopkTier::cluster
                                                             : TopkTier::block;
         CHECK(few.p.tier == tier);
         CHECK(few.plan.bytes == 0);
         const Picked off = pick(d, batch, n, std::min<int64_t>(n, 3), kgen_dtype_size(d));
-        CHECK(off.p.tier == (tier == TopkTier::cluster ? TopkTier::block : tier));
-        CHECK(off.p.pack_size == 1);
+        CHECK(off.p.tier == tier);
+        CHECK(off.p.pack_size * kgen_dtype_size(d) == (spread ? 16 : kgen_dtype_size(d)));
       }
     // past a block's row, few rows go to a cluster a row; more, off the
-    // packs' alignment, to the stream tier's aligned span (float64: the
+    // packs' alignment and past the clusters' waves, a block a row of the
+    // stream tier (the half types' clusters hold two waves; float64: the
     // multi-block select, generic its pack-1 form)
     if (d != KGEN_FLOAT64) CHECK(pick(d, 4, most + 8, 3).p.tier == TopkTier::cluster);
     const TopkTier t = pick(d, 49, most + 1, 3).p.tier;
-    if (d != KGEN_FLOAT64) CHECK(t == TopkTier::stream);
-    else CHECK((t == TopkTier::multi || t == TopkTier::generic));
+    if (d == KGEN_FLOAT64) CHECK((t == TopkTier::multi || t == TopkTier::generic));
+    else CHECK(t == (kgen_dtype_size(d) == 2 ? TopkTier::cluster : TopkTier::stream));
   }
 }
 
@@ -263,13 +273,13 @@ TEST_CASE("selection among the default set: the rows of sampling to a cluster a 
     CHECK(pick(d, 1, 128256, 129).p.tier == TopkTier::multi);  // k past the first CTA's warp
     CHECK(pick(d, 1, 262152, 50).p.tier != TopkTier::cluster);  // aligned, past 8 CTAs of 1024 x 32
     CHECK(pick(d, 1, 16384, 50).p.tier == TopkTier::block);
-    // misaligned (the cluster's pack does not fit): the stream tier's slices
-    // where they cover more than a third of the SMs, else the multi tier
-    for (const Picked& m : {pick(d, 1, 128257, 50), pick(d, 8, 128256, 50, kgen_dtype_size(d))}) {
+    // off the packs' alignment: the cluster as for aligned rows
+    for (const Picked& m : {pick(d, 1, 128257, 50), pick(d, 8, 128256, 50, kgen_dtype_size(d)),
+                            pick(d, 16, 100001, 10)}) {
       INFO(m.v->name);
-      CHECK((m.p.tier == TopkTier::multi || m.p.tier == TopkTier::generic));
+      CHECK(m.p.tier == TopkTier::cluster);
+      CHECK(m.p.pack_size * kgen_dtype_size(d) == 16);
     }
-    CHECK(pick(d, 16, 100001, 10).p.tier == TopkTier::stream);  // 16 x 3 slices
   }
 }
 

@@ -575,9 +575,11 @@ std::vector<TopkSpec> topk_specs(const kgen::gen::TopkParams& q) {
     }
     case T::cluster: {
       // a row over the most CTAs a pack short of their capacity; a short
-      // one spread over idle SMs, k at the most
+      // one spread over idle SMs, k at the most; rows off the packs'
+      // alignment whose spans reach within a pack of the capacity, the
+      // last one's last pack partial at the end of x
       const int64_t cap = 8 * int64_t{q.block_size} * q.items;
-      return {{3, cap - p, 50, 1, 1}, {2, round_up(1000, p), 128, 0, 0}};
+      return {{3, cap - p, 50, 1, 1}, {2, round_up(1000, p), 128, 0, 0}, {3, cap - 2 * p + 1, 50, 1, 0}};
     }
     case T::stream: {
       // rows of five chunks, a pack and an element (rows off the packs'

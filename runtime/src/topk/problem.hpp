@@ -299,12 +299,6 @@ constexpr int kStreamBuffer = 4096;
 // kStreamMerged of them in its registers.
 constexpr int64_t kStreamSlice = 32768;
 constexpr int kStreamMerged = 16384;
-// Whether every row starts on a pack of `pack` elements and spans whole
-// packs (x aligned to the pack, n a multiple of it); else the stream tier
-// reads a row in the packs of the aligned span around it (load_in_row).
-inline bool rows_aligned(const Problem& p, int pack) {
-  return p.n % pack == 0 && aligned_to(p.x, int64_t{pack} * dtype_size(p.dtype));
-}
 inline int64_t stream_splits(const Problem& p) {
   const int64_t sms = p.device->sm_count;
   if (2 * p.batch >= sms || p.k <= 0) return 1;
@@ -319,15 +313,28 @@ inline Plan plan_stream(const Problem& p) {
   }
   return pl;
 }
-inline int cluster_ctas(const Problem& p, int64_t per_cta) {
-  const int64_t need = div_up(p.n, per_cta);
+// Whether every row starts on a pack of `pack` elements and spans whole
+// packs; else the stream and cluster tiers read a row in the packs of the
+// aligned span around it (load_in_row), up to pack - 1 elements before the
+// row and after it.
+inline bool rows_aligned(const Problem& p, int pack) {
+  return p.n % pack == 0 && aligned_to(p.x, int64_t{pack} * dtype_size(p.dtype));
+}
+// The packs of any row's aligned span, at most.
+inline int64_t span_packs(const Problem& p, int pack) {
+  return rows_aligned(p, pack) ? p.n / pack : (p.n + 2 * (pack - 1)) / pack;
+}
+// The CTAs of a row of a cluster variant (`pack`: its pack, for the span
+// of a row off its alignment).
+inline int cluster_ctas(const Problem& p, int64_t per_cta, int pack = 1) {
+  const int64_t need = div_up(span_packs(p, pack) * pack, per_cta);
   const int64_t idle = std::min<int64_t>(div_up(p.device->sm_count, p.batch), kClusterMax);
   return static_cast<int>(std::max(need, idle));
 }
 // Waves of a cluster variant's CTAs over the SMs, at 1024 threads an SM
 // (its launch bounds give a thread 64 registers: 1024 fill the register file).
-inline int64_t cluster_waves(const Problem& p, int block, int64_t per_cta) {
-  return div_up(p.batch * cluster_ctas(p, per_cta) * block, int64_t{p.device->sm_count} * 1024);
+inline int64_t cluster_waves(const Problem& p, int block, int64_t per_cta, int pack = 1) {
+  return div_up(p.batch * cluster_ctas(p, per_cta, pack) * block, int64_t{p.device->sm_count} * 1024);
 }
 
 bool supports(const VariantInfo& v, const void* problem);

@@ -4,9 +4,9 @@
 // tourney n <= 32 x items, cluster n <= 8 x block x items and k <= 128,
 // stream k <= 128 and k x 2 x items <= its buffer of 4096 keys; a
 // pack needs n to be a multiple of it and x aligned to it (every row then
-// starts aligned), but for the stream tier's, which reads a row's packs
-// from the aligned one at or below its start.  multi and generic run
-// anything valid.
+// starts aligned), but for the stream and cluster tiers', which read a
+// row's packs from the aligned one at or below its start.  multi and
+// generic run anything valid.
 // Preference: rows of up to 512 (the half types' 1024): tourney (a warp or
 // a group of its lanes a row, the row in registers); many short rows and
 // k <= 16: queue (one warp a row, the smallest capacity that holds k);
@@ -39,15 +39,17 @@ bool supports(const VariantInfo& v, const void* problem) {
   const Params& q = *static_cast<const Params*>(v.params);
   if (v.element != p.dtype) return false;
   if (q.tier == Tier::generic) return true;
-  // the stream tier reads any row in the packs of its aligned span
-  // (load_in_row); the others need every row aligned
-  if (q.tier == Tier::stream ? !aligned_to(p.x, dtype_size(p.dtype)) : !rows_aligned(p, q.pack_size)) return false;
+  // the stream and cluster tiers read any row in the packs of its aligned
+  // span (load_in_row); the others need every row aligned
+  const bool spans = q.tier == Tier::stream || q.tier == Tier::cluster;
+  if (spans ? !aligned_to(p.x, dtype_size(p.dtype)) : !rows_aligned(p, q.pack_size)) return false;
   switch (q.tier) {
     case Tier::queue: return p.k <= 32 * q.capacity;
     case Tier::tourney: return p.n <= int64_t{32} * q.items;
     case Tier::block: return p.n <= int64_t{q.block_size} * q.items;
     case Tier::cluster:
-      return p.k <= kClusterK && p.n <= int64_t{kClusterMax} * q.block_size * q.items &&
+      return p.k <= kClusterK &&
+             span_packs(p, q.pack_size) * q.pack_size <= int64_t{kClusterMax} * q.block_size * q.items &&
              p.batch * kClusterMax <= 0x7fffffff;  // a grid's x
     case Tier::stream:
       // n: its virtual indices (a row's, up to a pack's past its start) and
@@ -180,10 +182,18 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // against 47.8) and so do rows a block holds (bfloat16 128 x 32000
       // random 22.1 against 19.0, sorted 43.4 against 26.9): both keep one
       // wave.
+      // Rows off the packs' alignment rank as aligned ones (v45: read in
+      // the packs of their aligned span): float32 1 x 128257 k 50 27.6 us
+      // -> 13.1 (aligned 12.0), bfloat16 8 x 128256 with x one element off
+      // 38.7 -> 12.2, 128 x 50257 33.1 -> 28.0.  Rows of few values lost
+      // against the stream tier (bfloat16 83 x 62734 x off, k 25, 30.6 ->
+      // 44.2), as aligned ones do (83 x 62736: the cluster 40.0, the
+      // stream 25.5); random rows the other way (83 x 62734 25.7 against
+      // 32.0).
       const int64_t per_cta = int64_t{q.block_size} * q.items;
       const bool wide = dtype_size(p.dtype) == 4;
-      const int64_t waves = cluster_waves(p, q.block_size, per_cta);
-      const bool one_wave = p.batch * cluster_ctas(p, per_cta) <= d.sm_count;
+      const int64_t waves = cluster_waves(p, q.block_size, per_cta, q.pack_size);
+      const bool one_wave = p.batch * cluster_ctas(p, per_cta, q.pack_size) <= d.sm_count;
       const bool two_waves = dtype_size(p.dtype) == 2 && p.n > 32768 && waves <= 2;
       if (q.pack_size == 1 || p.n <= 16384 || !(one_wave || two_waves)) return Score::reject();
       s.key[0] = 3;
@@ -219,23 +229,25 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // against 48.7, 1 x 10^6 k 10 34.0 against 27.6) until v44's items 16
       // and merge to a floor: 44.2 against the multi tier's 48.1, 29.6
       // against 27.9; 1 x 2^24 k 64 57.3 against 64.5.
-      // Rows off the packs' alignment, which the cluster tier does not take
-      // (its widest pack; pack 1 rejected), go to the stream tier's aligned
-      // span (topk v44: bfloat16 128 x 50257 k 50 57.2 us -> 33.0 and 132 x
-      // 127100 k 64 84.4 -> 53.5, both from the generic kernel; float32
-      // 49 x 32769 k 3 36.9 -> 16.8, 1 x 16777215 k 64 74.6 -> 67.4, from
-      // the multi tier's pack 1), unless it would split them over a third
-      // of the SMs or less: the merge then costs more than the multi tier's
-      // pack-1 passes (float32 1 x 128257 k 50 35.4 us against 26.9, 3
-      // slices; bfloat16 4 x 128257 44.1 against 31.1, 12 slices; but 16 x
-      // 100001 float32 k 10 31.8 against 36.8, 48 slices; a block a row
-      // without a merge even at 8 x 50257 bfloat16, 31.0 against 30.4, and
-      // ahead at 32 rows, 31.1 against 42.5).
+      // Rows off the packs' alignment that the cluster tier does not take
+      // (past its waves; it reads them as the stream tier does since v45)
+      // go to the stream tier's aligned span (topk v44: bfloat16 128 x
+      // 50257 k 50 57.2 us -> 33.0 and 132 x 127100 k 64 84.4 -> 53.5,
+      // both from the generic kernel; float32 1 x 16777215 k 64 74.6 ->
+      // 67.4 from the multi tier's pack 1), unless it would split them over
+      // a third of the SMs or less: the merge then cost more than the multi
+      // tier's pack-1 passes (v44, rows the cluster tier now takes: float32
+      // 1 x 128257 k 50 35.4 us against 26.9, 3 slices; bfloat16 4 x 128257
+      // 44.1 against 31.1, 12 slices; but 16 x 100001 float32 k 10 31.8
+      // against 36.8, 48 slices; a block a row without a merge even at 8 x
+      // 50257 bfloat16, 31.0 against 30.4, and ahead at 32 rows, 31.1
+      // against 42.5).  The cluster tier on those rows (v45): 1 x 128257
+      // 13.1, 4 x 128257 bfloat16 12.0, 16 x 100001 21.9, 8 x 50257 10.5.
       if (p.n <= 32768) return Score::reject();
       if (2 * p.batch < d.sm_count && p.n <= int64_t{kClusterMax} * 1024 * 32) {
         const int64_t splits = stream_splits(p);
-        const bool cluster_takes = rows_aligned(p, 16 / static_cast<int>(dtype_size(p.dtype)));
-        if (cluster_takes || (splits > 1 && 3 * p.batch * splits <= d.sm_count)) return Score::reject();
+        const bool aligned = rows_aligned(p, 16 / static_cast<int>(dtype_size(p.dtype)));
+        if (aligned || (splits > 1 && 3 * p.batch * splits <= d.sm_count)) return Score::reject();
       }
       if (q.pack_size * dtype_size(p.dtype) < 16) return Score::reject();  // measured at the widest pack only
       s.key[0] = 2;

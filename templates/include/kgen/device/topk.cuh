@@ -92,6 +92,23 @@ __device__ __forceinline__ Pack<T, P> load_pack(const T* row, int64_t q, bool va
   return pk;
 }
 
+// Pack `at` of `span`, whose elements lead .. lead + n - 1 are a row's
+// (`valid`: the pack is in the caller's share): loaded whole where all its
+// elements are the row's, else element by element (0 elsewhere), so that
+// no load reaches past the row's ends (the stream and cluster tiers' rows
+// off the packs' alignment).
+template <class T, int P>
+__device__ __forceinline__ Pack<T, P> load_in_row(const T* span, int64_t at, bool valid, uint32_t lead,
+                                                  uint32_t n) {
+  const uint32_t e = static_cast<uint32_t>(at) * P;  // the pack's first virtual index
+  if (P == 1 || !valid || (e >= lead && e + P - lead <= n)) return load_pack<T, P>(span, at, valid);
+  Pack<T, P> pk{};
+#pragma unroll
+  for (int j = 0; j < P; ++j)
+    if (e + j - lead < n) pk.v[j] = span[e + j];
+  return pk;
+}
+
 template <class T, int P>
 __device__ __forceinline__ void to_orders(const Pack<T, P>& pk, bool largest, bits_t<T>* out) {
 #pragma unroll
@@ -534,7 +551,7 @@ template <class Key> __device__ __forceinline__ void set_prefix(RowState& st, Ke
 template <class T, class Each, int BLOCK>
 __device__ key_t<T> offers_bound(Each&& each, unsigned k, SelectShared<BLOCK, 8>& sh) {
   using Bits = bits_t<T>;
-  return key_t<T>(radix_select<KeyOf<T>::kBits, 8, BLOCK, Bits>(each, 0, Bits(0), k, sh, true)) << 32;
+  return key_t<T>(radix_select<KeyOf<T>::kBits, 8, BLOCK, Bits>(each, 0, Bits(0), k, sh, Crowd::matched)) << 32;
 }
 
 // The bound pass: each warp offers the t largest of its lanes' largest keys

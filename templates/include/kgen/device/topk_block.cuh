@@ -154,18 +154,18 @@ struct StopWithin {
 // at a time; keys outside the prefix are skipped here).  Returns the
 // threshold: the selection is every key in play >= it, exactly `want` keys
 // (past `stop`'s first level, the bucket's lowest key).
-// `crowded`: keys that share their digits (count_digit's matched form).
+// `crowd`: how count_digit counts (keys that share their digits: matched
+// or voted).
 template <int W, int R, int BLOCK, class Key, class Each, class Stop = StopAtThreshold>
 __device__ Key radix_select(Each&& each, int level, Key prefix, unsigned want,
-                            SelectShared<BLOCK, R>& sh, bool crowded = false, Stop stop = {}) {
+                            SelectShared<BLOCK, R>& sh, Crowd crowd = Crowd::spread, Stop stop = {}) {
   using D = Digits<W, R>;
   unsigned above = 0;  // keys in buckets above the prefix's, over this call's levels
   for (int l = level; l < D::kLevels; ++l) {
     for (int b = threadIdx.x; b < D::kBins; b += BLOCK) sh.hist[b] = 0;
     __syncthreads();
     each([&](Key key, bool valid) {
-      count_digit<R>(sh.hist, D::digit(key, l), valid && D::in(key, l, prefix),
-                     crowded ? Crowd::matched : Crowd::spread);
+      count_digit<R>(sh.hist, D::digit(key, l), valid && D::in(key, l, prefix), crowd);
     });
     __syncthreads();
     choose_bucket<BLOCK, D::kBins>(sh.hist, want, &sh.choice, sh.scratch);
@@ -188,7 +188,7 @@ __device__ Key radix_select(Each&& each, int level, Key prefix, unsigned want,
 // 56.6 -> 48.2, against the exact k-th of the thread maxima).
 template <int W, int R, int BLOCK, class Key, class Each>
 __device__ Key radix_floor(Each&& each, unsigned want, unsigned most, SelectShared<BLOCK, R>& sh) {
-  return radix_select<W, R, BLOCK, Key>(each, 0, Key(0), want, sh, false, StopWithin{most});
+  return radix_select<W, R, BLOCK, Key>(each, 0, Key(0), want, sh, Crowd::spread, StopWithin{most});
 }
 
 // Where the selected keys of a row go before the block's sort.
@@ -246,7 +246,7 @@ __device__ __noinline__ key_t<T> keep_best(key_t<T>* keys, int m, int k, SelectS
       f(i < m ? keys[i] : Key(0), i < m);
     }
   };
-  const Key t = radix_select<kKeyWidth<T>, 8, BLOCK, Key>(each, 0, Key(0), static_cast<unsigned>(k), sh, true);
+  const Key t = radix_select<kKeyWidth<T>, 8, BLOCK, Key>(each, 0, Key(0), static_cast<unsigned>(k), sh, Crowd::matched);
   if (threadIdx.x == 0) *kept = 0;
   __syncthreads();
   const Collected<T> front{keys, kept};

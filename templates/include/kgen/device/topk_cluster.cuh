@@ -171,7 +171,7 @@ __device__ __forceinline__ ClusterBound<bits_t<T>> cluster_bound(cooperative_gro
 #pragma unroll
   for (int q = 0; q < NP; ++q)
 #pragma unroll
-    for (int j = 0; j < P; ++j) top = live(q) && s[q][j] > top ? s[q][j] : top;
+    for (int j = 0; j < P; ++j) top = live(q, j) && s[q][j] > top ? s[q][j] : top;
   const Bits offer = warp_offers(top);
   if (lane < kClusterOffers) sh.offers[warp * kClusterOffers + lane] = offer;
   cluster.sync();  // every CTA's offers are in
@@ -191,7 +191,7 @@ __device__ __forceinline__ ClusterBound<bits_t<T>> cluster_bound(cooperative_gro
     for (int q = 0; q < NP; ++q)
 #pragma unroll
       for (int j = 0; j < P; ++j) {
-        const bool take = live(q) && s[q][j] >= bound;
+        const bool take = live(q, j) && s[q][j] >= bound;
         better += take && s[q][j] != bound;
         const unsigned m = __ballot_sync(kFull, take && room);
         if (!m) continue;
@@ -237,8 +237,12 @@ __device__ __forceinline__ ClusterBound<bits_t<T>> cluster_bound(cooperative_gro
 
 // A row over `C` CTAs (the cluster's size, set at launch): CTA `rank` holds
 // packs [rank * chunk, rank * chunk + chunk) of the row, thread i its packs
-// q * BLOCK + i.  Rows are clusters: row = blockIdx.x / C.
-template <class T, int BLOCK, int ITEMS, int P>
+// q * BLOCK + i.  Rows are clusters: row = blockIdx.x / C.  RAGGED (rows off
+// the packs' alignment: x or n): the packs are those of the aligned span
+// around the row, as the stream tier reads it (load_in_row), each element
+// tested against the row's ends; an instance of its own, launched only for
+// such rows.
+template <class T, int BLOCK, int ITEMS, int P, bool RAGGED>
 __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
     cluster_kernel(const T* __restrict__ x, T* __restrict__ values, int64_t* __restrict__ indices, Output o,
                    int64_t chunk) {
@@ -254,7 +258,11 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
   const unsigned rank = cluster.block_rank(), C = cluster.num_blocks();
   const int64_t r = blockIdx.x / C;
   const T* row = x + r * o.n;
-  const int64_t packs = o.n / P, first = rank * chunk;
+  // RAGGED: the row's elements are lead .. lead + n - 1 of the span's
+  const uint32_t lead = RAGGED ? static_cast<uint32_t>(reinterpret_cast<uintptr_t>(row) / sizeof(T) % P) : 0;
+  const T* span = row - lead;
+  const uint32_t n32 = static_cast<uint32_t>(o.n);
+  const int64_t packs = (int64_t{lead} + o.n + P - 1) / P, first = rank * chunk;
   for (int i = threadIdx.x; i < L * 256; i += BLOCK) (&sh.hist[0][0])[i] = (&sh.offer_hist[0][0])[i] = 0;
   if (threadIdx.x == 0) sh.ties = sh.filled = sh.passed = sh.better = 0;
   // this thread's packs in the row: bit q of `held` (a mask, not 64-bit
@@ -265,14 +273,20 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
     const int64_t in = int64_t{q} * BLOCK + threadIdx.x;
     held |= in < chunk && first + in < packs ? 1u << q : 0u;
   }
-  const auto live = [&](int q) { return (held >> q & 1u) != 0; };
-  const uint32_t base = static_cast<uint32_t>((first + threadIdx.x) * P);  // n < 2^32
+  // an element's index in the row (RAGGED: its index in the span less
+  // lead, past n, unsigned, for the span's elements out of the row)
+  const uint32_t base = static_cast<uint32_t>((first + threadIdx.x) * P) - lead;  // n < 2^32
   const auto element = [&](int q, int j) { return base + static_cast<uint32_t>(q * BLOCK * P + j); };
+  const auto live = [&](int q, int j) { return (held >> q & 1u) != 0 && (!RAGGED || element(q, j) < n32); };
   Bits s[NP][P];
   {
     Pack<T, P> raw[NP];
 #pragma unroll
-    for (int q = 0; q < NP; ++q) raw[q] = load_pack<T, P>(row, first + int64_t{q} * BLOCK + threadIdx.x, live(q));
+    for (int q = 0; q < NP; ++q) {
+      const int64_t at = first + int64_t{q} * BLOCK + threadIdx.x;
+      const bool in = (held >> q & 1u) != 0;
+      raw[q] = RAGGED ? load_in_row<T, P>(span, at, in, lead, n32) : load_pack<T, P>(span, at, in);
+    }
 #pragma unroll
     for (int q = 0; q < NP; ++q) to_orders<T, P>(raw[q], o.largest, s[q]);
   }
@@ -306,7 +320,7 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
     for (int q = 0; q < NP; ++q)
 #pragma unroll
       for (int j = 0; j < P; ++j) {
-        const bool in = live(q) && (l == 0 || (s[q][j] >> D::hi(l)) == prefix);
+        const bool in = live(q, j) && (l == 0 || (s[q][j] >> D::hi(l)) == prefix);
         count_digit<8>(h, D::digit(s[q][j], l), in, Crowd::voted);
       }
     cluster.sync();  // every CTA's counts of level l are in
@@ -334,7 +348,7 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
 #pragma unroll
     for (int q = 0; q < NP; ++q)
 #pragma unroll
-      for (int j = 0; j < P; ++j) mine += live(q) && s[q][j] == prefix;
+      for (int j = 0; j < P; ++j) mine += live(q, j) && s[q][j] == prefix;
     mine = __reduce_add_sync(kFull, mine);
     if (threadIdx.x % 32 == 0 && mine) atomicAdd(&sh.ties, mine);
     cluster.sync();  // every CTA's ties are counted
@@ -354,7 +368,7 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
     if (partial) {
       unsigned c = 0, round = 0;
 #pragma unroll
-      for (int j = 0; j < P; ++j) c += live(q) && s[q][j] == prefix;
+      for (int j = 0; j < P; ++j) c += live(q, j) && s[q][j] == prefix;
       at = taken + block_exclusive_sum<BLOCK>(c, sh.scratch, &round);
       taken += round;
     }
@@ -362,7 +376,7 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
     for (int j = 0; j < P; ++j) {
       const Bits top = static_cast<Bits>(s[q][j] >> lo);
       bool take = false;
-      if (live(q)) {
+      if (live(q, j)) {
         if (top > prefix) take = true;
         else if (top == prefix) take = partial ? at++ < quota : quota > 0;
       }
@@ -383,16 +397,21 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
 template <class T, int BLOCK, int ITEMS, int P>
 cudaError_t launch_cluster(const void* problem, cudaStream_t stream) {
   const Problem& p = *static_cast<const Problem*>(problem);
-  const int c = kgen::topk::cluster_ctas(p, BLOCK * ITEMS);
-  const int64_t chunk = (p.n / P + c - 1) / c;  // packs a CTA
+  const bool ragged = !kgen::topk::rows_aligned(p, P);
+  const int c = kgen::topk::cluster_ctas(p, BLOCK * ITEMS, P);
+  const int64_t chunk = (kgen::topk::span_packs(p, P) + c - 1) / c;  // packs a CTA
   const Output o{p.n, p.k, p.largest, p.sorted};
+  auto kernel = cluster_kernel<T, BLOCK, ITEMS, P, false>;
+  if constexpr (P > 1) {
+    if (ragged) kernel = cluster_kernel<T, BLOCK, ITEMS, P, true>;
+  }
   cudaLaunchAttribute attr = {};
   attr.id = cudaLaunchAttributeClusterDimension;
   attr.val.clusterDim.x = static_cast<unsigned>(c);
   attr.val.clusterDim.y = 1;
   attr.val.clusterDim.z = 1;
   const cudaError_t err =
-      launch_with(attr, true, cluster_kernel<T, BLOCK, ITEMS, P>, dim3(static_cast<unsigned>(p.batch * c)), BLOCK,
+      launch_with(attr, true, kernel, dim3(static_cast<unsigned>(p.batch * c)), BLOCK,
                   0, stream, static_cast<const T*>(p.x), static_cast<T*>(p.values), p.indices, o, chunk);
   return err != cudaSuccess ? err : cudaGetLastError();
 }

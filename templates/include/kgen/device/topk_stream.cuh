@@ -54,22 +54,6 @@ __device__ __forceinline__ key_t<T> threads_bound(uint64_t top, bool has, unsign
   return make_key<T>(static_cast<bits_t<T>>(t >> CB), e > 0xffffffffu ? 0xffffffffu : static_cast<uint32_t>(e));
 }
 
-// Pack `at` of `span`, whose elements lead .. lead + n - 1 are a row's
-// (`valid`: the pack is in the slice): loaded whole where all its elements
-// are the row's, else element by element (0 elsewhere), so that no load
-// reaches past the row's ends.
-template <class T, int P>
-__device__ __forceinline__ Pack<T, P> load_in_row(const T* span, int64_t at, bool valid, uint32_t lead,
-                                                  uint32_t n) {
-  const uint32_t e = static_cast<uint32_t>(at) * P;  // the pack's first virtual index
-  if (P == 1 || !valid || (e >= lead && e + P - lead <= n)) return load_pack<T, P>(span, at, valid);
-  Pack<T, P> pk{};
-#pragma unroll
-  for (int j = 0; j < P; ++j)
-    if (e + j - lead < n) pk.v[j] = span[e + j];
-  return pk;
-}
-
 // `splits` > 1: CTA blockIdx.x takes slice blockIdx.x % splits of row
 // blockIdx.x / splits (whole chunks, the last slices shorter or empty) and
 // writes its slice's k best keys, Key(0) past those it has, to `cand` at
@@ -266,9 +250,15 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
 // exact k-th (H200, topk v44): faster where the slices' keys share their
 // digits (int32 1 x 277658 reversed k 2 40.3 -> 34.7 us, bfloat16 8 x
 // 10^6 k 100 52.3 -> 44.2), a little slower on random float32 rows (1 x
-// 2^24 k 64 57.3 -> 60.7).  The merge kernel alone took 9.4 -> 11.9 us at
-// k 1 and 19.4 -> 20.5 at k 64 of 132 slices: its time is not in the
-// select's levels (not yet located).
+// 2^24 k 64 57.3 -> 60.7).
+// Its time was the select's counting (H200, topk v45, the kernel timed
+// phase by phase on the keys of 1 x 2^24 random float32's 132 slices,
+// select of call): k 64 matched 11.2 of 18.0 us, voted skipping the
+// rounds past the m keys 5.6 of 12.3; k 1: 3.2 of 9.4 -> 1.8 of 7.6; k
+// 128: 19.6 of 27.0 -> 11.4 of 18.9.  Spread counting (one atomic a lane)
+// timed faster still there, on random, constant and four-valued rows (k
+// 64: 4.7, 13.7 and 13.7 us of select against 5.6, 16.9 and 16.9), but
+// has not run in the library yet.
 constexpr int kMergeBlock = 1024;
 template <class T>
 __global__ void __launch_bounds__(kMergeBlock)
@@ -289,13 +279,15 @@ __global__ void __launch_bounds__(kMergeBlock)
     const int i = j * kMergeBlock + static_cast<int>(threadIdx.x);
     v[j] = i < m ? c[i] : Key(0);
   }
-  // Key(0): no key (no real key is 0: indices < 2^32 - 1)
+  // Key(0): no key (no real key is 0: indices < 2^32 - 1); rounds past
+  // the m keys are skipped (the same for the whole block)
   auto each = [&](auto&& f) {
 #pragma unroll
-    for (int j = 0; j < kItems; ++j) f(v[j], v[j] != Key(0));
+    for (int j = 0; j < kItems; ++j)
+      if (j * kMergeBlock < m) f(v[j], v[j] != Key(0));
   };
   const Key t = radix_select<kKeyWidth<T>, 8, kMergeBlock, Key>(each, 0, Key(0), static_cast<unsigned>(o.k), sh,
-                                                                  true, StopWithin{kStreamK});
+                                                                  Crowd::voted, StopWithin{kStreamK});
   if (threadIdx.x == 0) count = 0;
   __syncthreads();
   const Collected<T> into{best, &count};
