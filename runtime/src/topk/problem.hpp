@@ -326,14 +326,14 @@ inline int64_t span_packs(const Problem& p, int pack) {
 }
 // The CTAs of a row of a cluster variant (`pack`: its pack, for the span
 // of a row off its alignment).
-inline int cluster_ctas(const Problem& p, int64_t per_cta, int pack = 1) {
+inline int cluster_ctas(const Problem& p, int64_t per_cta, int pack) {
   const int64_t need = div_up(span_packs(p, pack) * pack, per_cta);
   const int64_t idle = std::min<int64_t>(div_up(p.device->sm_count, p.batch), kClusterMax);
   return static_cast<int>(std::max(need, idle));
 }
 // Waves of a cluster variant's CTAs over the SMs, at 1024 threads an SM
 // (its launch bounds give a thread 64 registers: 1024 fill the register file).
-inline int64_t cluster_waves(const Problem& p, int block, int64_t per_cta, int pack = 1) {
+inline int64_t cluster_waves(const Problem& p, int block, int64_t per_cta, int pack) {
   return div_up(p.batch * cluster_ctas(p, per_cta, pack) * block, int64_t{p.device->sm_count} * 1024);
 }
 

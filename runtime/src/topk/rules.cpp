@@ -244,12 +244,11 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // against 42.5).  The cluster tier on those rows (v45): 1 x 128257
       // 13.1, 4 x 128257 bfloat16 12.0, 16 x 100001 21.9, 8 x 50257 10.5.
       if (p.n <= 32768) return Score::reject();
+      if (q.pack_size * dtype_size(p.dtype) < 16) return Score::reject();  // measured at the widest pack only
       if (2 * p.batch < d.sm_count && p.n <= int64_t{kClusterMax} * 1024 * 32) {
         const int64_t splits = stream_splits(p);
-        const bool aligned = rows_aligned(p, 16 / static_cast<int>(dtype_size(p.dtype)));
-        if (aligned || (splits > 1 && 3 * p.batch * splits <= d.sm_count)) return Score::reject();
+        if (rows_aligned(p, q.pack_size) || (splits > 1 && 3 * p.batch * splits <= d.sm_count)) return Score::reject();
       }
-      if (q.pack_size * dtype_size(p.dtype) < 16) return Score::reject();  // measured at the widest pack only
       s.key[0] = 2;
       s.key[1] = q.block_size;  // one SM's threads a row
       // items 16 for the half types, 8 for the 4-byte ones (the default

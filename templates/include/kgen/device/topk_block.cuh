@@ -185,10 +185,12 @@ __device__ Key radix_select(Each&& each, int level, Key prefix, unsigned want,
 // the bucket's lowest key.  Spread keys stop after a level or two where the
 // want-th itself takes every level: the stream tier's threads' bound
 // (H200, topk v43, 128 x 128256 k 50: float32 52.7 -> 41.2 us, bfloat16
-// 56.6 -> 48.2, against the exact k-th of the thread maxima).
+// 56.6 -> 48.2, against the exact k-th of the thread maxima) and the
+// slices' merge.
 template <int W, int R, int BLOCK, class Key, class Each>
-__device__ Key radix_floor(Each&& each, unsigned want, unsigned most, SelectShared<BLOCK, R>& sh) {
-  return radix_select<W, R, BLOCK, Key>(each, 0, Key(0), want, sh, Crowd::spread, StopWithin{most});
+__device__ Key radix_floor(Each&& each, unsigned want, unsigned most, SelectShared<BLOCK, R>& sh,
+                           Crowd crowd = Crowd::spread) {
+  return radix_select<W, R, BLOCK, Key>(each, 0, Key(0), want, sh, crowd, StopWithin{most});
 }
 
 // Where the selected keys of a row go before the block's sort.

@@ -286,8 +286,8 @@ __global__ void __launch_bounds__(kMergeBlock)
     for (int j = 0; j < kItems; ++j)
       if (j * kMergeBlock < m) f(v[j], v[j] != Key(0));
   };
-  const Key t = radix_select<kKeyWidth<T>, 8, kMergeBlock, Key>(each, 0, Key(0), static_cast<unsigned>(o.k), sh,
-                                                                  Crowd::voted, StopWithin{kStreamK});
+  const Key t = radix_floor<kKeyWidth<T>, 8, kMergeBlock, Key>(each, static_cast<unsigned>(o.k),
+                                                                 static_cast<unsigned>(kStreamK), sh, Crowd::voted);
   if (threadIdx.x == 0) count = 0;
   __syncthreads();
   const Collected<T> into{best, &count};
