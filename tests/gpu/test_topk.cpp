@@ -277,7 +277,7 @@ TEST_CASE("misaligned rows and x: narrower packs, or the aligned span of the str
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16}) {
     const int e = elem_size(d);
     for (Shape s : {Shape{5, 1001, 10}, Shape{4, 4096, 32}, Shape{2, 50001, 100}, Shape{1, 139267, 7},
-                    Shape{70, 40003, 50}, Shape{1, 262130, 50}}) {
+                    Shape{70, 40003, 50}, Shape{1, 262130, 50}, Shape{1, 139267, 1}, Shape{70, 40003, 1}}) {
       const HostTensor x = make_data(d, static_cast<size_t>(s.batch * s.n), Data::random);
       DeviceBuffer buf(x.bytes.size() + 16);
       CUDA_REQUIRE(cudaMemcpy(buf.at(e), x.bytes.data(), x.bytes.size(), cudaMemcpyHostToDevice));

@@ -15,6 +15,11 @@
 // row, the rows of sampling past what a cluster's registers hold: one read
 // of x and one launch; k <= kStreamK.  Batches that leave SMs idle split a
 // row into slices, a block each, whose k best a second kernel merges.
+// k 1 keeps a running best key a thread in place of the buffer (no bound,
+// no barrier a chunk), and its merge takes the largest key (H200, topk
+// v46: 1 x 2^24 float32 k 1 42.2 -> 27.5 us, bfloat16 42.6 -> 24.9;
+// its slices had taken 29.8 us where a kernel only reading them in the
+// same chunks, a barrier a chunk, takes 20.7, and the merge 7.2 a call).
 #pragma once
 
 #include "kgen/device/topk.cuh"
@@ -52,6 +57,19 @@ __device__ __forceinline__ key_t<T> threads_bound(uint64_t top, bool has, unsign
   // the lowest key of its order
   const uint64_t e = uint64_t{start} + (mask - static_cast<uint32_t>(t & mask));
   return make_key<T>(static_cast<bits_t<T>>(t >> CB), e > 0xffffffffu ? 0xffffffffu : static_cast<uint32_t>(e));
+}
+
+// The largest of the block's keys, on the threads of warp 0 (the others'
+// value is their warp's); `scratch` holds BLOCK / 32 keys.  Whole block.
+template <class T, int BLOCK>
+__device__ __forceinline__ key_t<T> block_best(key_t<T> key, key_t<T>* scratch) {
+  key = TourneyKey<T, false>::warp_max(key);
+  if (threadIdx.x % 32 == 0) scratch[threadIdx.x / 32] = key;
+  __syncthreads();
+  if (threadIdx.x >= 32) return key;
+  const key_t<T> best = TourneyKey<T, false>::warp_max(threadIdx.x < BLOCK / 32 ? scratch[threadIdx.x] : key_t<T>(0));
+  __syncwarp();  // every lane has read scratch
+  return best;
 }
 
 // `splits` > 1: CTA blockIdx.x takes slice blockIdx.x % splits of row
@@ -132,30 +150,73 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
       raw[q] = RAGGED ? load_in_row<T, P>(span, at, at < end, lead, n32) : load_pack<T, P>(span, at, at < end);
     }
   };
-  load(chunk_at(0));
-  for (int64_t j = 0; j < chunks; ++j) {
+  const uint32_t own = threadIdx.x * P;  // this thread's first offset in a chunk
+  // chunk j's order bits (s) and which of this thread's packs are in the
+  // slice (held; RAGGED: the elements' own test), the next chunk's loads
+  // issued after them; returns the chunk's first pack
+  Bits s[NP][P];
+  uint32_t held;
+  const auto take = [&](int64_t j) {
     const int64_t first = chunk_at(j);
-    Bits s[NP][P];
-    uint32_t held = 0;  // bit q: pack q of this thread is in the slice (RAGGED: the elements' own test)
+    held = 0;
 #pragma unroll
     for (int q = 0; q < NP; ++q) {
       held |= RAGGED || first + int64_t{q} * BLOCK + threadIdx.x < end ? 1u << q : 0u;
       to_orders<T, P>(raw[q], o.largest, s[q]);
     }
     load(chunk_at(j + 1));
-    const uint32_t start = static_cast<uint32_t>(first * P);  // n < 2^32
-    const uint32_t own = threadIdx.x * P;                       // this thread's first offset in the chunk
-    // f(order, offset in the chunk, in the slice: RAGGED, its virtual
-    // index start + offset in lead .. lead + stop - 1, unsigned)
-    auto each = [&](auto&& f) {
+    return first;
+  };
+  // f(order, offset in the chunk, in the slice: RAGGED, its virtual index
+  // start + offset in lead .. lead + stop - 1, unsigned) over a chunk's
+  // elements of this thread, in index order
+  const auto each_of = [&](uint32_t start, auto&& f) {
 #pragma unroll
-      for (int q = 0; q < NP; ++q)
+    for (int q = 0; q < NP; ++q)
 #pragma unroll
-        for (int i = 0; i < P; ++i) {
-          const uint32_t off = own + static_cast<uint32_t>(q * BLOCK * P + i);
-          f(s[q][i], off, RAGGED ? start + off - lead < stop : (held >> q & 1u) != 0);
+      for (int i = 0; i < P; ++i) {
+        const uint32_t off = own + static_cast<uint32_t>(q * BLOCK * P + i);
+        f(s[q][i], off, RAGGED ? start + off - lead < stop : (held >> q & 1u) != 0);
+      }
+  };
+  // a key of virtual index e to the row's index e - lead: its index bits
+  // (the index complemented) plus lead, e >= lead
+  const auto to_row = [&](Key key) { return key + Key(lead); };
+  load(chunk_at(0));
+  if (k == 1) {  // a running best key a thread, in place of the buffer, its bounds and barriers
+    Key best = Key(0);
+    for (int64_t j = 0; j < chunks; ++j) {
+      const uint32_t start = static_cast<uint32_t>(take(j) * P);  // n < 2^32
+      Bits bo = 0;  // the chunk's best of this thread: the first of equal orders
+      uint32_t bi = 0;
+      bool any = false;
+      each_of(start, [&](Bits b, uint32_t off, bool valid) {
+        if (valid && (!any || b > bo)) {
+          bo = b;
+          bi = off;
         }
-    };
+        any |= valid;
+      });
+      const Key key = any ? make_key<T>(bo, start + bi) : Key(0);
+      best = key > best ? key : best;
+    }
+    best = block_best<T, BLOCK>(best, buf);
+    if (threadIdx.x >= 32) return;
+    if (RAGGED && best != Key(0)) best = to_row(best);
+    if (splits > 1) {
+      let_next_grid_launch();
+      if (threadIdx.x == 0) cand[blockIdx.x] = best;
+      return;
+    }
+    if (threadIdx.x == 0) buf[0] = best;
+    __syncwarp();
+    finish_by_warp<T>(buf, best != Key(0) ? 1 : 0, row, values, indices, r, o);
+    return;
+  }
+  for (int64_t j = 0; j < chunks; ++j) {
+    const int64_t first = take(j);
+    const uint32_t start = static_cast<uint32_t>(first * P);  // n < 2^32
+    auto each = [&](auto&& f) { each_of(start, f); };
     // whether this thread holds a key at or above `bound`: its order bits
     // above the bound's, or equal to them at an index at or below the
     // bound's (a key's index bits are the index complemented; the index is
@@ -220,9 +281,6 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
   __syncthreads();  // the last chunk's appends are in
   used += added[turn == 0 ? 2 : turn - 1];
   int m = static_cast<int>(used);  // >= k: the row's k best are in (a slice's: >= k where it holds k)
-  // a key of virtual index e to the row's index e - lead: its index bits
-  // (the index complemented) plus lead, e >= lead
-  const auto to_row = [&](Key key) { return key + Key(lead); };
   if (splits > 1) {  // the slice's k best to the workspace
     if (m > static_cast<int>(k)) keep_best<BLOCK, T>(buf, m, static_cast<int>(k), sh, &kept);
     let_next_grid_launch();
@@ -257,8 +315,9 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
 // rounds past the m keys 5.6 of 12.3; k 1: 3.2 of 9.4 -> 1.8 of 7.6; k
 // 128: 19.6 of 27.0 -> 11.4 of 18.9.  Spread counting (one atomic a lane)
 // timed faster still there, on random, constant and four-valued rows (k
-// 64: 4.7, 13.7 and 13.7 us of select against 5.6, 16.9 and 16.9), but
-// has not run in the library yet.
+// 64: 4.7, 13.7 and 13.7 us of select against 5.6, 16.9 and 16.9); in the
+// library (topk v46, with keep_best's spread count) 1 x 2^24 float32 k 64
+// 55.2 -> 54.2 us, k 128 69.9 -> 65.6.
 constexpr int kMergeBlock = 1024;
 template <class T>
 __global__ void __launch_bounds__(kMergeBlock)
@@ -279,6 +338,17 @@ __global__ void __launch_bounds__(kMergeBlock)
     const int i = j * kMergeBlock + static_cast<int>(threadIdx.x);
     v[j] = i < m ? c[i] : Key(0);
   }
+  if (o.k == 1) {  // the largest key, in place of the select and the warp's sort
+    Key top = v[0];
+#pragma unroll
+    for (int j = 1; j < kItems; ++j) top = v[j] > top ? v[j] : top;
+    top = block_best<T, kMergeBlock>(top, best);
+    if (threadIdx.x >= 32) return;
+    if (threadIdx.x == 0) best[0] = top;
+    __syncwarp();
+    finish_by_warp<T>(best, 1, x + r * o.n, values, indices, r, o);
+    return;
+  }
   // Key(0): no key (no real key is 0: indices < 2^32 - 1); rounds past
   // the m keys are skipped (the same for the whole block)
   auto each = [&](auto&& f) {
@@ -287,7 +357,7 @@ __global__ void __launch_bounds__(kMergeBlock)
       if (j * kMergeBlock < m) f(v[j], v[j] != Key(0));
   };
   const Key t = radix_floor<kKeyWidth<T>, 8, kMergeBlock, Key>(each, static_cast<unsigned>(o.k),
-                                                                 static_cast<unsigned>(kStreamK), sh, Crowd::voted);
+                                                                 static_cast<unsigned>(kStreamK), sh, Crowd::spread);
   if (threadIdx.x == 0) count = 0;
   __syncthreads();
   const Collected<T> into{best, &count};
