@@ -109,6 +109,27 @@ __device__ __forceinline__ Pack<T, P> load_in_row(const T* span, int64_t at, boo
   return pk;
 }
 
+// A row read in packs of P elements, where RAGGED (x or n off the packs'
+// alignment) in the packs of the aligned span around it: the row's
+// elements are lead .. lead + n - 1 of the span's (the stream and cluster
+// tiers' instances for such rows).
+template <class T, int P, bool RAGGED> struct RowSpan {
+  uint32_t lead;  // 0 where aligned
+  const T* span;
+  uint32_t n;     // supports(): n + lead + a chunk < 2^32
+  int64_t packs;  // the span's
+  __device__ __forceinline__ RowSpan(const T* row, int64_t n64)
+      : lead(RAGGED ? static_cast<uint32_t>(reinterpret_cast<uintptr_t>(row) / sizeof(T) % P) : 0),
+        span(row - lead),
+        n(static_cast<uint32_t>(n64)),
+        packs((int64_t{lead} + n64 + P - 1) / P) {}
+  // pack `at` of the span, zeros where !valid (RAGGED: its elements out of
+  // the row too, loaded one by one at the row's ends)
+  __device__ __forceinline__ Pack<T, P> load(int64_t at, bool valid) const {
+    return RAGGED ? load_in_row<T, P>(span, at, valid, lead, n) : load_pack<T, P>(span, at, valid);
+  }
+};
+
 template <class T, int P>
 __device__ __forceinline__ void to_orders(const Pack<T, P>& pk, bool largest, bits_t<T>* out) {
 #pragma unroll

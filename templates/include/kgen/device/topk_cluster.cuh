@@ -258,11 +258,9 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
   const unsigned rank = cluster.block_rank(), C = cluster.num_blocks();
   const int64_t r = blockIdx.x / C;
   const T* row = x + r * o.n;
-  // RAGGED: the row's elements are lead .. lead + n - 1 of the span's
-  const uint32_t lead = RAGGED ? static_cast<uint32_t>(reinterpret_cast<uintptr_t>(row) / sizeof(T) % P) : 0;
-  const T* span = row - lead;
-  const uint32_t n32 = static_cast<uint32_t>(o.n);
-  const int64_t packs = (int64_t{lead} + o.n + P - 1) / P, first = rank * chunk;
+  const RowSpan<T, P, RAGGED> rs(row, o.n);
+  const uint32_t lead = rs.lead, n32 = rs.n;
+  const int64_t packs = rs.packs, first = rank * chunk;
   for (int i = threadIdx.x; i < L * 256; i += BLOCK) (&sh.hist[0][0])[i] = (&sh.offer_hist[0][0])[i] = 0;
   if (threadIdx.x == 0) sh.ties = sh.filled = sh.passed = sh.better = 0;
   // this thread's packs in the row: bit q of `held` (a mask, not 64-bit
@@ -285,7 +283,7 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
     for (int q = 0; q < NP; ++q) {
       const int64_t at = first + int64_t{q} * BLOCK + threadIdx.x;
       const bool in = (held >> q & 1u) != 0;
-      raw[q] = RAGGED ? load_in_row<T, P>(span, at, in, lead, n32) : load_pack<T, P>(span, at, in);
+      raw[q] = rs.load(at, in);
     }
 #pragma unroll
     for (int q = 0; q < NP; ++q) to_orders<T, P>(raw[q], o.largest, s[q]);

@@ -107,10 +107,9 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
   // by element where they stand out of the row.  An instance of its own:
   // the per-element mask costs registers (the half types' items 16
   // spilled 52 bytes a thread with it, 8 without)
-  const uint32_t lead = RAGGED ? static_cast<uint32_t>(reinterpret_cast<uintptr_t>(row) / sizeof(T) % P) : 0;
-  const T* span = row - lead;
-  const uint32_t n32 = static_cast<uint32_t>(o.n);  // supports(): n + lead + a chunk < 2^32
-  const int64_t packs = (int64_t{lead} + o.n + P - 1) / P;
+  const RowSpan<T, P, RAGGED> rs(row, o.n);
+  const uint32_t lead = rs.lead;
+  const int64_t packs = rs.packs;
   constexpr int64_t kChunk = int64_t{NP} * BLOCK;  // packs
   // the slice: whole chunks, the last ones shorter or empty
   const int64_t slice = ((packs + splits - 1) / splits + kChunk - 1) / kChunk * kChunk;
@@ -147,7 +146,7 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
 #pragma unroll
     for (int q = 0; q < NP; ++q) {
       const int64_t at = first + int64_t{q} * BLOCK + threadIdx.x;
-      raw[q] = RAGGED ? load_in_row<T, P>(span, at, at < end, lead, n32) : load_pack<T, P>(span, at, at < end);
+      raw[q] = rs.load(at, at < end);
     }
   };
   const uint32_t own = threadIdx.x * P;  // this thread's first offset in a chunk
