@@ -106,7 +106,7 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
   // row's at the end (`to_row`).  Its first and last packs load element
   // by element where they stand out of the row.  An instance of its own:
   // the per-element mask costs registers (the half types' items 16
-  // spilled 52 bytes a thread with it, 8 without)
+  // spill 100 bytes a thread with it, 8 without; ptxas, topk v46)
   const RowSpan<T, P, RAGGED> rs(row, o.n);
   const uint32_t lead = rs.lead;
   const int64_t packs = rs.packs;
@@ -151,16 +151,16 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
   };
   const uint32_t own = threadIdx.x * P;  // this thread's first offset in a chunk
   // chunk j's order bits (s) and which of this thread's packs are in the
-  // slice (held; RAGGED: the elements' own test), the next chunk's loads
-  // issued after them; returns the chunk's first pack
+  // slice (held; not RAGGED, whose elements are tested one by one), the
+  // next chunk's loads issued after them; returns the chunk's first pack
   Bits s[NP][P];
-  uint32_t held;
+  uint32_t held = 0;
   const auto take = [&](int64_t j) {
     const int64_t first = chunk_at(j);
-    held = 0;
+    if constexpr (!RAGGED) held = 0;
 #pragma unroll
     for (int q = 0; q < NP; ++q) {
-      held |= RAGGED || first + int64_t{q} * BLOCK + threadIdx.x < end ? 1u << q : 0u;
+      if constexpr (!RAGGED) held |= first + int64_t{q} * BLOCK + threadIdx.x < end ? 1u << q : 0u;
       to_orders<T, P>(raw[q], o.largest, s[q]);
     }
     load(chunk_at(j + 1));
