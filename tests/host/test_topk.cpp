@@ -253,21 +253,21 @@ TEST_CASE("selection among the default set: the rows of sampling to a cluster a 
     CHECK(pick(d, 16, 128256, 50).p.tier == TopkTier::cluster);  // 16 x 8 CTAs: one wave
     // two waves, the half types: 32 x 8 CTAs of 1024 x 16 (32 a thread
     // would take 5 CTAs a row, two waves too: the smaller CTA); float32
-    // keeps the multi tier past one wave
+    // past one wave: a block a row of the stream tier (topk v47)
     const bool half = d == KGEN_BFLOAT16;
     const Picked two = pick(d, 32, 128256, 50);
-    INFO(two.v->name);
-    CHECK(two.p.tier == (half ? TopkTier::cluster : TopkTier::multi));
+    CHECK(two.p.tier == (half ? TopkTier::cluster : TopkTier::stream));
     if (half) CHECK(two.p.items == 16);
     // 64 x 4 CTAs of 1024 x 32: two waves (1024 x 16 would take four)
     const Picked wide = pick(d, 64, 128256, 50);
-    CHECK(wide.p.tier == (half ? TopkTier::cluster : TopkTier::multi));
+    CHECK(wide.p.tier == (half ? TopkTier::cluster : TopkTier::stream));
     if (half) CHECK(wide.p.items == 32);
     CHECK(pick(d, 66, 128256, 50).p.tier == (half ? TopkTier::cluster : TopkTier::stream));
     // past two waves, 128 rows: the stream tier
     CHECK(pick(d, 128, 128256, 50).p.tier == TopkTier::stream);
-    CHECK(pick(d, 48, 262144, 50).p.tier == TopkTier::multi);  // 48 x 8 CTAs of 1024 x 32: three waves
-    CHECK(pick(d, 17, 128256, 50).p.tier == (half ? TopkTier::cluster : TopkTier::multi));
+    // past the clusters' waves: the stream tier, not the multi tier (v47)
+    CHECK(pick(d, 48, 262144, 50).p.tier == TopkTier::stream);  // 48 x 8 CTAs of 1024 x 32: three waves
+    CHECK(pick(d, 17, 128256, 50).p.tier == (half ? TopkTier::cluster : TopkTier::stream));
     // rows a block holds, past one wave: the block
     CHECK(pick(d, 256, 32000, 50).p.tier == TopkTier::block);
     CHECK(pick(d, 1, 128256, 129).p.tier == TopkTier::multi);  // k past the first CTA's warp
@@ -296,11 +296,32 @@ TEST_CASE("selection among the default set: the rows of sampling in batches of h
     CHECK(many.p.items == (d == KGEN_BFLOAT16 ? 16 : 8));  // 32 bytes a thread
     CHECK(many.plan.bytes == 0);
     CHECK(pick(d, 256, 152064, 100).p.tier == TopkTier::stream);
-    CHECK(pick(d, half - 1, 262144, 50).p.tier == TopkTier::multi);  // clusters past 2 waves
+    CHECK(pick(d, half - 1, 262144, 50).p.tier == TopkTier::stream);  // clusters past 2 waves (v47)
     CHECK(pick(d, 256, 128256, 129).p.tier != TopkTier::stream);  // k past 128
     CHECK(pick(d, 256, 32768, 50).p.tier != TopkTier::stream);    // a block holds the row
     // pack 1 (not measured): no such variant in the default set; the rule's test is "the stream tier:
     // measured at the widest pack only"
+  }
+}
+
+TEST_CASE("selection among the default set: k 1 over many elements to the stream tier's running best",
+          "[topk][select][default-set]") {
+  // bench/NOTES.md topk v47: past 8 x 1024 x 16 a row, or 12 x 2^17
+  // elements a batch, the stream tier; the cluster keeps fewer
+  for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_BFLOAT16}) {
+    for (int64_t batch : {1, 8}) {
+      INFO(batch);
+      CHECK(pick(d, batch, 262144, 1).p.tier == TopkTier::stream);
+      CHECK(pick(d, batch, 128256, 1).p.tier == TopkTier::cluster);
+      CHECK(pick(d, batch, 262144, 2).p.tier == TopkTier::cluster);  // k 2: the buffer
+    }
+    for (int64_t batch : {16, 32, 64, 256}) {
+      INFO(batch);
+      CHECK(pick(d, batch, 128256, 1).p.tier == TopkTier::stream);
+      CHECK(pick(d, batch, 262144, 1).p.tier == TopkTier::stream);
+    }
+    CHECK(pick(d, 1, 1 << 24, 1).p.tier == TopkTier::stream);
+    CHECK(pick(d, 64, 32768, 1).p.tier != TopkTier::stream);  // a block holds the row
   }
 }
 
@@ -373,7 +394,11 @@ TEST_CASE("the stream tier: measured at the widest pack only", "[topk][select]")
     CHECK(wide.ranked(256, 128256, 50));
     CHECK_FALSE(one.ranked(256, 128256, 50));
     CHECK_FALSE(wide.ranked(256, 32768, 50));  // a block holds the row
-    CHECK_FALSE(wide.ranked(8, 128256, 50));   // fewer rows than half the SMs
+    // fewer rows than half the SMs: aligned ones rank (below a cluster
+    // that takes them); off the alignment, split over a third of the SMs
+    // or less (3 slices a row), not
+    CHECK(wide.ranked(8, 128256, 50));
+    CHECK_FALSE(wide.ranked(8, 128257, 50));
   }
 }
 

@@ -206,7 +206,7 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       s.key[3] = -per_cta;
       break;
     }
-    case Tier::stream:
+    case Tier::stream: {
       // rows past a block's 32768 in batches of at least half the SMs
       // (past the clusters' waves): a block a row reads x once
       // where the multi tier's digit passes and gathers read it again.
@@ -245,16 +245,31 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // 13.1, 4 x 128257 bfloat16 12.0, 16 x 100001 21.9, 8 x 50257 10.5.
       if (p.n <= 32768) return Score::reject();
       if (q.pack_size * dtype_size(p.dtype) < 16) return Score::reject();  // measured at the widest pack only
+      // Aligned rows of that band that no cluster takes (past its waves)
+      // come here rather than to the multi tier, and k 1 comes here before
+      // the clusters once a cluster would hold 32 a thread (n past 8 x 1024
+      // x 16) or the batch holds 12 x 2^17 elements or more: the stream's
+      // k 1 keeps a running best, no buffer (topk v46).  H200, every
+      // variant timed (topk v47): float32 64 x 262144 k 1 28.2 us against
+      // the multi tier's 83.0, k 8 40.2 against 86.0, k 50 48.9 against
+      // 88.2; 17 x 128256 k 50 27.9 against 37.0 (the cluster, past its
+      // one wave, 20.7); bfloat16 64 x 262144 k 1 25.0 against 69.0, k 50
+      // 47.2 against 73.9.  k 1: float32 16 x 128256 14.2 against the
+      // cluster's 18.6, 1 x 262144 11.0 against 15.1; bfloat16 32 x 128256
+      // 14.1 against 24.0, 1 x 262144 11.0 against 13.3; the cluster keeps
+      // 8 x 128256 (float32 11.0 against 13.0, bfloat16 10.4 against 13.2).
       if (2 * p.batch < d.sm_count && p.n <= int64_t{kClusterMax} * 1024 * 32) {
         const int64_t splits = stream_splits(p);
-        if (rows_aligned(p, q.pack_size) || (splits > 1 && 3 * p.batch * splits <= d.sm_count)) return Score::reject();
+        if (!rows_aligned(p, q.pack_size) && splits > 1 && 3 * p.batch * splits <= d.sm_count) return Score::reject();
       }
-      s.key[0] = 2;
+      const bool best_of_many = p.n > int64_t{kClusterMax} * 1024 * 16 || p.batch * p.n >= int64_t{12} << 17;
+      s.key[0] = p.k == 1 && best_of_many ? 4 : 2;
       s.key[1] = q.block_size;  // one SM's threads a row
       // items 16 for the half types, 8 for the 4-byte ones (the default
       // set's, generator/ops/topk.py: the same bytes a chunk)
       s.key[2] = q.items * dtype_size(p.dtype) == 32 ? 1 : 0;
       break;
+    }
     case Tier::multi:
       s.key[0] = 1;
       s.key[1] = q.radix;
