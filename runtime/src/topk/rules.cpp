@@ -207,19 +207,21 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       break;
     }
     case Tier::stream: {
-      // rows past a block's 32768 in batches of at least half the SMs
-      // (past the clusters' waves): a block a row reads x once
-      // where the multi tier's digit passes and gathers read it again.
+      // rows past a block's 32768 that no cluster takes (past the
+      // clusters' waves; k 1 over many elements before them): a block a
+      // row reads x once where the multi tier's digit passes and gathers
+      // read it again.
       // H200 (topk v39): 128 x 128256 float32 k 50 49.2 us against the
       // multi tier's 88.9, reversed 36.8 against 93.2; bfloat16 49.9
       // against 74.9; 128 x 262144 bfloat16 88.6 against 104.1; 256 x
       // 152064 bfloat16 k 100 123.6 against 129.8.  Sorted bfloat16 rows
       // lost (128 x 128256: 120.4 against 86.1) until the last whole chunk
-      // went second (v43: 49.0).  At 64 rows
-      // the multi tier holds its own (64 x 128256 bfloat16: 47.8 against
-      // 49.5 at items 8).  Items 8: float32 64 x 128256 47.6 against 53.8
-      // at 16 (bfloat16 ran faster at 16 there, 46.5 against 49.5, and at 96
-      // rows, 47.1 against 50.3; not measured at 128).
+      // went second (v43: 49.0).  At 64 rows the multi tier held its own
+      // then (64 x 128256 bfloat16: 47.8 against 49.5 at items 8; no
+      // longer at items 16 and since v46: 64 x 262144 bfloat16 k 50 47.2
+      // against 73.9, topk v47).  Items 8: float32 64 x 128256 47.6
+      // against 53.8 at 16 (bfloat16 ran faster at 16 there, 46.5 against
+      // 49.5, and at 96 rows, 47.1 against 50.3; not measured at 128).
       // Fewer rows past a cluster's 8 x 1024 x 32: the row in slices, a
       // block each (stream_splits), against the multi tier (topk v43):
       // float32 1 x 2^24 k 64 59.5 us against 71.2, sorted 47.7 against
