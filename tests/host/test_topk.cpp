@@ -256,6 +256,7 @@ TEST_CASE("selection among the default set: the rows of sampling to a cluster a 
     // past one wave: a block a row of the stream tier (topk v47)
     const bool half = d == KGEN_BFLOAT16;
     const Picked two = pick(d, 32, 128256, 50);
+    INFO(two.v->name);
     CHECK(two.p.tier == (half ? TopkTier::cluster : TopkTier::stream));
     if (half) CHECK(two.p.items == 16);
     // 64 x 4 CTAs of 1024 x 32: two waves (1024 x 16 would take four)
