@@ -57,13 +57,22 @@ template <> struct KeyOf<int> {
 
 // Half types: 16 order bits; NaN is an exponent of all ones and a nonzero
 // mantissa.
-template <uint32_t kInfBits> struct HalfKey {
+template <uint32_t kInf> struct HalfKey {
   using Bits = uint32_t;
   using Key = uint64_t;
   static constexpr int kBits = 16;
   __device__ static Bits from_raw(uint32_t u) {
-    if ((u & 0x7fffu) > kInfBits) return 0xffffu;
+    if ((u & 0x7fffu) > kInf) return 0xffffu;
     return u ^ ((u & 0x8000u) ? 0xffffu : 0x8000u);
+  }
+  // from_raw of the two halves of u at once (the low element in the low
+  // half), about ten 32-bit operations for the two: a half's NaN test
+  // carries into its bit 15 and no further (at most 0x7fff + 0x7fff -
+  // kInf), its sign bit selects 0xffff or 0x8000 to flip by.  Equal to
+  // from_raw on all 65536 values in either half (checked on the CPU)
+  __device__ static uint32_t from_raw2(uint32_t u) {
+    const uint32_t nan = ((u & 0x7fff7fffu) + (0x7fffu - kInf) * 0x10001u) >> 15 & 0x10001u;
+    return (u ^ ((u >> 15 & 0x10001u) * 0x7fffu | 0x80008000u)) | nan * 0xffffu;
   }
   __device__ static unsigned short raw(Bits b) {
     return static_cast<unsigned short>(b & 0x8000u ? b ^ 0x8000u : ~b & 0xffffu);
@@ -90,6 +99,13 @@ __device__ __forceinline__ bits_t<T> order_bits(T v, bool largest) {
   if (largest) return b;
   constexpr bits_t<T> mask = B == sizeof(bits_t<T>) * 8 ? ~bits_t<T>(0) : ((bits_t<T>(1) << B) - 1);
   return ~b & mask;
+}
+
+// order_bits of the half types' two elements in a 32-bit word (the low
+// element in the low half) at once
+template <class T> __device__ __forceinline__ uint32_t order_bits2(uint32_t u, bool largest) {
+  const uint32_t b = KeyOf<T>::from_raw2(u);
+  return largest ? b : ~b;
 }
 
 // order_bits' inverse: the value of element e of `row` from its order bits,

@@ -20,6 +20,9 @@
 // v46: 1 x 2^24 float32 k 1 42.2 -> 27.5 us, bfloat16 42.6 -> 24.9;
 // its slices had taken 29.8 us where a kernel only reading them in the
 // same chunks, a barrier a chunk, takes 20.7, and the merge 7.2 a call).
+// k 1 also keeps two chunks in flight, and the half types take their
+// order bits two a 32-bit word into a 32-bit key an element (topk v48:
+// 1 x 2^24 float32 27.4 -> 24.9 us, bfloat16 24.9 -> 19.7).
 #pragma once
 
 #include "kgen/device/topk.cuh"
@@ -140,29 +143,38 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
   __syncthreads();
   // the next chunk's loads are issued before this one's keys are used:
   // one chunk's are in flight while the block selects (ITEMS x BLOCK x
-  // sizeof(T) bytes an SM)
-  Pack<T, P> raw[NP];
-  const auto load = [&](int64_t first) {
+  // sizeof(T) bytes an SM); k 1 alternates two sets (`spare`), so that
+  // the next chunk's loads go out before this one's arrive
+  Pack<T, P> raw[NP], spare[NP];
+  const auto load_to = [&](int64_t first, bool to_spare) {  // to_spare: a constant at each call
 #pragma unroll
     for (int q = 0; q < NP; ++q) {
       const int64_t at = first + int64_t{q} * BLOCK + threadIdx.x;
-      raw[q] = rs.load(at, at < end);
+      const Pack<T, P> v = rs.load(at, at < end);
+      if (to_spare) spare[q] = v;
+      else raw[q] = v;
     }
   };
+  const auto load = [&](int64_t first) { load_to(first, false); };
   const uint32_t own = threadIdx.x * P;  // this thread's first offset in a chunk
-  // chunk j's order bits (s) and which of this thread's packs are in the
-  // slice (held; not RAGGED, whose elements are tested one by one), the
-  // next chunk's loads issued after them; returns the chunk's first pack
+  // chunk j's order bits (s) from raw or spare, and which of this thread's
+  // packs are in the slice (held; not RAGGED, whose elements are tested
+  // one by one); returns the chunk's first pack
   Bits s[NP][P];
   uint32_t held = 0;
-  const auto take = [&](int64_t j) {
+  const auto orders_of = [&](int64_t j, bool from_spare) {  // from_spare: a constant at each call
     const int64_t first = chunk_at(j);
     if constexpr (!RAGGED) held = 0;
 #pragma unroll
     for (int q = 0; q < NP; ++q) {
       if constexpr (!RAGGED) held |= first + int64_t{q} * BLOCK + threadIdx.x < end ? 1u << q : 0u;
-      to_orders<T, P>(raw[q], o.largest, s[q]);
+      to_orders<T, P>(from_spare ? spare[q] : raw[q], o.largest, s[q]);
     }
+    return first;
+  };
+  // chunk j's order bits, the next chunk's loads issued after them
+  const auto take = [&](int64_t j) {
+    const int64_t first = orders_of(j, false);
     load(chunk_at(j + 1));
     return first;
   };
@@ -184,19 +196,62 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
   load(chunk_at(0));
   if (k == 1) {  // a running best key a thread, in place of the buffer, its bounds and barriers
     Key best = Key(0);
-    for (int64_t j = 0; j < chunks; ++j) {
-      const uint32_t start = static_cast<uint32_t>(take(j) * P);  // n < 2^32
-      Bits bo = 0;  // the chunk's best of this thread: the first of equal orders
-      uint32_t bi = 0;
-      bool any = false;
-      each_of(start, [&](Bits b, uint32_t off, bool valid) {
-        if (valid && (!any || b > bo)) {
-          bo = b;
-          bi = off;
+    // chunk j's best key of this thread (the first of equal orders), from
+    // raw or spare (a constant at each call), Key(0) where it holds none
+    const auto chunk_best = [&](int64_t j, bool from_spare) {
+      if constexpr (KeyOf<T>::kBits == 16 && P % 2 == 0) {
+        // two elements a 32-bit word: their order bits at once
+        // (order_bits2), then a 32-bit key an element, its order bits over
+        // ITEMS - its number (1 .. ITEMS: the lower number wins a tie; 0,
+        // none)
+        const int64_t first = chunk_at(j);
+        const uint32_t start = static_cast<uint32_t>(first * P);  // n < 2^32
+        uint32_t top = 0;
+#pragma unroll
+        for (int q = 0; q < NP; ++q) {
+          const Pack<T, P>& pk = from_spare ? spare[q] : raw[q];
+          const bool pack_in = first + int64_t{q} * BLOCK + threadIdx.x < end;
+#pragma unroll
+          for (int h = 0; h < P / 2; ++h) {
+            const uint32_t ord = order_bits2<T>(reinterpret_cast<const uint32_t*>(&pk)[h], o.largest);
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+              const int e = q * P + 2 * h + half;
+              const uint32_t off = own + static_cast<uint32_t>(q * BLOCK * P + 2 * h + half);
+              const bool valid = RAGGED ? start + off - lead < stop : pack_in;
+              const uint32_t key = (half ? ord & 0xffff0000u : ord << 16) | static_cast<uint32_t>(ITEMS - e);
+              top = valid && key > top ? key : top;
+            }
+          }
         }
-        any |= valid;
-      });
-      const Key key = any ? make_key<T>(bo, start + bi) : Key(0);
+        if (top == 0) return Key(0);
+        const int e = ITEMS - static_cast<int>(top & 0xffffu);
+        const uint32_t off = own + static_cast<uint32_t>(e / P * BLOCK * P + e % P);
+        return make_key<T>(static_cast<Bits>(top >> 16), start + off);
+      } else {
+        const uint32_t start = static_cast<uint32_t>(orders_of(j, from_spare) * P);  // n < 2^32
+        Bits bo = 0;  // the first of equal orders
+        uint32_t bi = 0;
+        bool any = false;
+        each_of(start, [&](Bits b, uint32_t off, bool valid) {
+          if (valid && (!any || b > bo)) {
+            bo = b;
+            bi = off;
+          }
+          any |= valid;
+        });
+        return any ? make_key<T>(bo, start + bi) : Key(0);
+      }
+    };
+    // two chunks in flight: chunk j + 1's loads issued before chunk j's
+    // are used (chunk_at(chunks) is the slice's end: no loads)
+    for (int64_t j = 0; j < chunks; j += 2) {
+      load_to(chunk_at(j + 1), true);
+      Key key = chunk_best(j, false);
+      best = key > best ? key : best;
+      if (j + 1 == chunks) break;
+      load_to(chunk_at(j + 2), false);
+      key = chunk_best(j + 1, true);
       best = key > best ? key : best;
     }
     best = block_best<T, BLOCK>(best, buf);
