@@ -237,9 +237,9 @@ TEST_CASE("selection among the default set: a block a row for few rows a block h
 }
 
 TEST_CASE("selection among the default set: the rows of sampling to a cluster a row while they fit one wave, "
-          "the half types' two",
+          "the half types' 1.5",
           "[topk][select][default-set]") {
-  // bench/NOTES.md topk v31, v40
+  // bench/NOTES.md topk v31, v40, v49
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_BFLOAT16}) {
     const Picked one = pick(d, 1, 128256, 50);
     CHECK(one.p.tier == TopkTier::cluster);
@@ -251,18 +251,25 @@ TEST_CASE("selection among the default set: the rows of sampling to a cluster a 
     CHECK(int64_t{short_row.p.block_size} * short_row.p.items == 8192);  // the smallest CTA that holds it
     CHECK(pick(d, 1, 262144, 100).p.tier == TopkTier::cluster);
     CHECK(pick(d, 16, 128256, 50).p.tier == TopkTier::cluster);  // 16 x 8 CTAs: one wave
-    // two waves, the half types: 32 x 8 CTAs of 1024 x 16 (32 a thread
-    // would take 5 CTAs a row, two waves too: the smaller CTA); float32
-    // past one wave: a block a row of the stream tier (topk v47)
+    // past one wave, the half types: 32 x 5 CTAs of 1024 x 32, 1.2 waves
+    // (1024 x 16 would take 8 a row, 1.9 waves: past 1.875 since topk
+    // v49); float32 past one wave: a block a row of the stream tier (topk
+    // v47)
     const bool half = d == KGEN_BFLOAT16;
     const Picked two = pick(d, 32, 128256, 50);
     INFO(two.v->name);
     CHECK(two.p.tier == (half ? TopkTier::cluster : TopkTier::stream));
-    if (half) CHECK(two.p.items == 16);
-    // 64 x 4 CTAs of 1024 x 32: two waves (1024 x 16 would take four)
-    const Picked wide = pick(d, 64, 128256, 50);
+    if (half) CHECK(two.p.items == 32);
+    // 61 x 4 CTAs of 1024 x 32: 1.85 waves (1024 x 16 would take 3.7)
+    const Picked wide = pick(d, 61, 128256, 50);
     CHECK(wide.p.tier == (half ? TopkTier::cluster : TopkTier::stream));
     if (half) CHECK(wide.p.items == 32);
+    // past 1.875 waves, rows the stream tier splits (2 x batch < SMs): the
+    // stream tier (topk v49): 62 and 64 x 4 CTAs of 1024 x 32, 32 x 8 of
+    // them; 66 rows, a block a row on half the SMs there, keep the cluster
+    CHECK(pick(d, 62, 128256, 50).p.tier == TopkTier::stream);
+    CHECK(pick(d, 64, 128256, 50).p.tier == TopkTier::stream);
+    CHECK(pick(d, 32, 262144, 8).p.tier == TopkTier::stream);
     CHECK(pick(d, 66, 128256, 50).p.tier == (half ? TopkTier::cluster : TopkTier::stream));
     // past two waves, 128 rows: the stream tier
     CHECK(pick(d, 128, 128256, 50).p.tier == TopkTier::stream);

@@ -11,7 +11,7 @@
 // a group of its lanes a row, the row in registers); many short rows and
 // k <= 16: queue (one warp a row, the smallest capacity that holds k);
 // rows past 16384 whose clusters fit one wave (the half types' past 32768:
-// two): cluster; rows that fit a block, however few: block (the smallest
+// two, but for nearly full second waves): cluster; rows that fit a block, however few: block (the smallest
 // row capacity that holds n); longer rows in batches of at least half the
 // SMs, past a cluster's reach, or off the packs' alignment: stream (fewer
 // rows in slices); else multi.
@@ -169,7 +169,7 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // pack 1 loads a lane's elements one by one (8 x 50257 float32 42.2
       // against 31.6; both v31).
       // The half types' rows past 32768 up to 2 waves (the CTAs' threads
-      // over 1024 an SM), H200 (topk v40) against the multi tier or the
+      // over 1024 an SM; but see v49 below), H200 (topk v40) against the multi tier or the
       // stream tier: bfloat16 32 x 128256 k 50 random 25.8 us against
       // 40.2, sorted 52.5 against 51.5, reversed 48.8 against 53.8; 64 x
       // 128256 random 33.5 against 48.1, sorted 73.6 against 60.3, reversed
@@ -182,6 +182,19 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // against 47.8) and so do rows a block holds (bfloat16 128 x 32000
       // random 22.1 against 19.0, sorted 43.4 against 26.9): both keep one
       // wave.
+      // Past 1.875 waves, where the stream tier splits the rows (2 x batch
+      // under the SMs), it has since caught up on random rows and stays
+      // ahead on the others (H200, topk v49, bfloat16 and float16, k 8 and
+      // 50, the stream tier against the cluster): 64 x 128256 random
+      // 29.1-33.2 us against 31.8-33.5, sorted 33.1-40.8 against
+      // 57.7-73.8, reversed 30.2-32.4 against 55.4-71.6, four values
+      // 31.5-34.5 against 56.4-58.3; 32 x 262144 random 29.2-33.7 against
+      // 32.9-36.0, sorted 33.7-39.5 against 60.2-77.3.  Below, the cluster
+      // still wins random rows (bfloat16 50 x 128256 k 8, 1.5 waves: 24.3
+      // against 28.9; 48 x 128256 k 50 24.9 against 32.9 in part A) and
+      // keeps them, at twice its random time on sorted ones (51.8); so it
+      // does at 66 rows, a block a row of the stream tier on half the SMs
+      // (k 50 random 33.7 against 39.4, sorted 74.0 against 44.4).
       // Rows off the packs' alignment rank as aligned ones (v45: read in
       // the packs of their aligned span): float32 1 x 128257 k 50 27.6 us
       // -> 13.1 (aligned 12.0), bfloat16 8 x 128256 with x one element off
@@ -192,9 +205,13 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // 32.0).
       const int64_t per_cta = int64_t{q.block_size} * q.items;
       const bool wide = dtype_size(p.dtype) == 4;
+      const int ctas = cluster_ctas(p, per_cta, q.pack_size);
       const int64_t waves = cluster_waves(p, q.block_size, per_cta, q.pack_size);
-      const bool one_wave = p.batch * cluster_ctas(p, per_cta, q.pack_size) <= d.sm_count;
-      const bool two_waves = dtype_size(p.dtype) == 2 && p.n > 32768 && waves <= 2;
+      const bool one_wave = p.batch * ctas <= d.sm_count;
+      // past 1.875 waves of threads (1024 an SM), rows the stream tier splits
+      const bool stream_ahead = 8 * p.batch * ctas * q.block_size > 15 * int64_t{d.sm_count} * 1024 &&
+                                2 * p.batch < d.sm_count;
+      const bool two_waves = dtype_size(p.dtype) == 2 && p.n > 32768 && waves <= 2 && !stream_ahead;
       if (q.pack_size == 1 || p.n <= 16384 || !(one_wave || two_waves)) return Score::reject();
       s.key[0] = 3;
       // 32 a thread at 1024 threads spills for the 4-byte types and ran
