@@ -11,10 +11,10 @@
 // a group of its lanes a row, the row in registers); many short rows and
 // k <= 16: queue (one warp a row, the smallest capacity that holds k);
 // rows past 16384 whose clusters fit one wave (the half types' past 32768:
-// two, but for nearly full second waves): cluster; rows that fit a block, however few: block (the smallest
-// row capacity that holds n); longer rows in batches of at least half the
-// SMs, past a cluster's reach, or off the packs' alignment: stream (fewer
-// rows in slices); else multi.
+// two, but for nearly full second waves): cluster; rows that fit a block,
+// however few: block (the smallest row capacity that holds n); longer rows
+// in batches of at least half the SMs, past a cluster's reach, or off the
+// packs' alignment: stream (fewer rows in slices); else multi.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -169,16 +169,16 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // pack 1 loads a lane's elements one by one (8 x 50257 float32 42.2
       // against 31.6; both v31).
       // The half types' rows past 32768 up to 2 waves (the CTAs' threads
-      // over 1024 an SM; but see v49 below), H200 (topk v40) against the multi tier or the
-      // stream tier: bfloat16 32 x 128256 k 50 random 25.8 us against
-      // 40.2, sorted 52.5 against 51.5, reversed 48.8 against 53.8; 64 x
-      // 128256 random 33.5 against 48.1, sorted 73.6 against 60.3, reversed
-      // 71.4 against 62.0; 66 x 128256 random 33.6 against the stream's
-      // 50.0, sorted 73.8 against 119.7; 32 x 262144 k 100 random 37.3
-      // against 49.3, sorted 80.5 against 63.6; float16 32 x 128256
-      // reversed 39.8 against 54.0.  The 4-byte types lose there on sorted
-      // and reversed rows (float32 32 x 262144 reversed 98.0 against 64.1,
-      // 64 x 128256 91.6 against 61.7; int32 32 x 128256 sorted 56.1
+      // over 1024 an SM; but see v49 below), H200 (topk v40) against the
+      // multi tier or the stream tier: bfloat16 32 x 128256 k 50 random 25.8
+      // us against 40.2, sorted 52.5 against 51.5, reversed 48.8 against
+      // 53.8; 64 x 128256 random 33.5 against 48.1, sorted 73.6 against
+      // 60.3, reversed 71.4 against 62.0; 66 x 128256 random 33.6 against
+      // the stream's 50.0, sorted 73.8 against 119.7; 32 x 262144 k 100
+      // random 37.3 against 49.3, sorted 80.5 against 63.6; float16 32 x
+      // 128256 reversed 39.8 against 54.0.  The 4-byte types lose there on
+      // sorted and reversed rows (float32 32 x 262144 reversed 98.0 against
+      // 64.1, 64 x 128256 91.6 against 61.7; int32 32 x 128256 sorted 56.1
       // against 47.8) and so do rows a block holds (bfloat16 128 x 32000
       // random 22.1 against 19.0, sorted 43.4 against 26.9): both keep one
       // wave.
