@@ -194,7 +194,11 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // against 28.9; 48 x 128256 k 50 24.9 against 32.9 in part A) and
       // keeps them, at twice its random time on sorted ones (51.8); so it
       // does at 66 rows, a block a row of the stream tier on half the SMs
-      // (k 50 random 33.7 against 39.4, sorted 74.0 against 44.4).
+      // (k 50 random 33.7 against 39.4, sorted 74.0 against 44.4).  The
+      // same test leaves 31 and 32 x 128256 to 1024 x 32 CTAs (5 a row,
+      // 1.2 waves) over 1024 x 16 (8, 1.9): bfloat16 32 x 128256 random
+      // k 50 24.1 against 25.8, sorted 50.8 against 52.2, reversed 49.4
+      // against 48.7 (part A).
       // Rows off the packs' alignment rank as aligned ones (v45: read in
       // the packs of their aligned span): float32 1 x 128257 k 50 27.6 us
       // -> 13.1 (aligned 12.0), bfloat16 8 x 128256 with x one element off
@@ -208,9 +212,11 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       const int ctas = cluster_ctas(p, per_cta, q.pack_size);
       const int64_t waves = cluster_waves(p, q.block_size, per_cta, q.pack_size);
       const bool one_wave = p.batch * ctas <= d.sm_count;
-      // past 1.875 waves of threads (1024 an SM), rows the stream tier splits
+      // past 1.875 waves of threads (1024 an SM), rows the stream tier
+      // splits, past 65536 and aligned (measured on aligned rows of 128256
+      // and 262144 only)
       const bool stream_ahead = 8 * p.batch * ctas * q.block_size > 15 * int64_t{d.sm_count} * 1024 &&
-                                2 * p.batch < d.sm_count;
+                                2 * p.batch < d.sm_count && p.n > 65536 && rows_aligned(p, q.pack_size);
       const bool two_waves = dtype_size(p.dtype) == 2 && p.n > 32768 && waves <= 2 && !stream_ahead;
       if (q.pack_size == 1 || p.n <= 16384 || !(one_wave || two_waves)) return Score::reject();
       s.key[0] = 3;
