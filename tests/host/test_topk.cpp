@@ -237,7 +237,7 @@ TEST_CASE("selection among the default set: a block a row for few rows a block h
 }
 
 TEST_CASE("selection among the default set: the rows of sampling to a cluster a row while they fit one wave, "
-          "the half types' 1.5",
+          "the half types' two but for nearly full second waves",
           "[topk][select][default-set]") {
   // bench/NOTES.md topk v31, v40, v49
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_BFLOAT16}) {

@@ -216,7 +216,7 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // splits, past 65536 and aligned (measured on aligned rows of 128256
       // and 262144 only)
       const bool stream_ahead = 8 * p.batch * ctas * q.block_size > 15 * int64_t{d.sm_count} * 1024 &&
-                                2 * p.batch < d.sm_count && p.n > 65536 && rows_aligned(p, q.pack_size);
+                                stream_splits(p) > 1 && p.n > 65536 && rows_aligned(p, q.pack_size);
       const bool two_waves = dtype_size(p.dtype) == 2 && p.n > 32768 && waves <= 2 && !stream_ahead;
       if (q.pack_size == 1 || p.n <= 16384 || !(one_wave || two_waves)) return Score::reject();
       s.key[0] = 3;

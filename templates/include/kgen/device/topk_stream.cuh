@@ -146,10 +146,12 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
   // sizeof(T) bytes an SM); k 1 alternates two sets (`spare`), so that
   // the next chunk's loads go out before this one's arrive
   Pack<T, P> raw[NP], spare[NP];
+  // this thread's q-th pack of the chunk at pack `first`
+  const auto pack_at = [&](int64_t first, int q) { return first + int64_t{q} * BLOCK + threadIdx.x; };
   const auto load_to = [&](int64_t first, bool to_spare) {  // to_spare: a constant at each call
 #pragma unroll
     for (int q = 0; q < NP; ++q) {
-      const int64_t at = first + int64_t{q} * BLOCK + threadIdx.x;
+      const int64_t at = pack_at(first, q);
       const Pack<T, P> v = rs.load(at, at < end);
       if (to_spare) spare[q] = v;
       else raw[q] = v;
@@ -167,7 +169,7 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
     if constexpr (!RAGGED) held = 0;
 #pragma unroll
     for (int q = 0; q < NP; ++q) {
-      if constexpr (!RAGGED) held |= first + int64_t{q} * BLOCK + threadIdx.x < end ? 1u << q : 0u;
+      if constexpr (!RAGGED) held |= pack_at(first, q) < end ? 1u << q : 0u;
       to_orders<T, P>(from_spare ? spare[q] : raw[q], o.largest, s[q]);
     }
     return first;
@@ -210,7 +212,7 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
 #pragma unroll
         for (int q = 0; q < NP; ++q) {
           const Pack<T, P>& pk = from_spare ? spare[q] : raw[q];
-          const bool pack_in = first + int64_t{q} * BLOCK + threadIdx.x < end;
+          const bool pack_in = pack_at(first, q) < end;
 #pragma unroll
           for (int h = 0; h < P / 2; ++h) {
             const uint32_t ord = order_bits2<T>(reinterpret_cast<const uint32_t*>(&pk)[h], o.largest);
