@@ -264,13 +264,16 @@ TEST_CASE("selection among the default set: the rows of sampling to a cluster a 
     const Picked wide = pick(d, 61, 128256, 50);
     CHECK(wide.p.tier == (half ? TopkTier::cluster : TopkTier::stream));
     if (half) CHECK(wide.p.items == 32);
-    // past 1.875 waves, rows the stream tier splits (2 x batch < SMs): the
-    // stream tier (topk v49): 62 and 64 x 4 CTAs of 1024 x 32, 32 x 8 of
-    // them; 66 rows, a block a row on half the SMs there, keep the cluster
+    // past 1.875 waves, rows the stream tier splits (2 x batch <= SMs):
+    // the stream tier (topk v49): 62 and 64 x 4 CTAs of 1024 x 32, 32 x 8
+    // of them; 66 rows, in two slices each since topk v50
     CHECK(pick(d, 62, 128256, 50).p.tier == TopkTier::stream);
     CHECK(pick(d, 64, 128256, 50).p.tier == TopkTier::stream);
     CHECK(pick(d, 32, 262144, 8).p.tier == TopkTier::stream);
-    CHECK(pick(d, 66, 128256, 50).p.tier == (half ? TopkTier::cluster : TopkTier::stream));
+    const Picked half_sms = pick(d, 66, 128256, 50);
+    CHECK(half_sms.p.tier == TopkTier::stream);
+    CHECK(half_sms.plan.bytes > 0);  // the slices' keys in the workspace
+    CHECK(pick(d, 67, 128256, 50).plan.bytes == 0);  // past half the SMs: a block a row
     // rows of 65536 or fewer, and rows off the packs' alignment, are not
     // tested so (not measured): the clusters as before
     if (half) {

@@ -296,12 +296,14 @@ constexpr int kStreamBuffer = 4096;
 // kStreamSlice elements, a CTA each, at most one CTA an SM over the batch;
 // each slice's k best keys go to the workspace and a second kernel selects
 // a row's k from its slices' (stream_merge_kernel), which holds at most
-// kStreamMerged of them in its registers.
+// kStreamMerged of them in its registers.  A batch of exactly half the SMs
+// splits too: a block a row left the other half idle (H200, 66 x 128256
+// float32 k 50: 40.0 us -> 33.1 in two slices; topk v50).
 constexpr int64_t kStreamSlice = 32768;
 constexpr int kStreamMerged = 16384;
 inline int64_t stream_splits(const Problem& p) {
   const int64_t sms = p.device->sm_count;
-  if (2 * p.batch >= sms || p.k <= 0) return 1;
+  if (2 * p.batch > sms || p.k <= 0) return 1;
   return std::max<int64_t>(1, std::min({sms / p.batch, p.n / kStreamSlice, kStreamMerged / p.k}));
 }
 inline Plan plan_stream(const Problem& p) {

@@ -183,7 +183,7 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // random 22.1 against 19.0, sorted 43.4 against 26.9): both keep one
       // wave.
       // Past 1.875 waves, where the stream tier splits the rows (2 x batch
-      // under the SMs), it has since caught up on random rows and stays
+      // up to the SMs), it has since caught up on random rows and stays
       // ahead on the others (H200, topk v49, bfloat16 and float16, k 8 and
       // 50, the stream tier against the cluster): 64 x 128256 random
       // 29.1-33.2 us against 31.8-33.5, sorted 33.1-40.8 against
@@ -192,9 +192,9 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // 32.9-36.0, sorted 33.7-39.5 against 60.2-77.3.  Below, the cluster
       // still wins random rows (bfloat16 50 x 128256 k 8, 1.5 waves: 24.3
       // against 28.9; 48 x 128256 k 50 24.9 against 32.9 in part A) and
-      // keeps them, at twice its random time on sorted ones (51.8); so it
-      // does at 66 rows, a block a row of the stream tier on half the SMs
-      // (k 50 random 33.7 against 39.4, sorted 74.0 against 44.4).  The
+      // keeps them, at twice its random time on sorted ones (51.8).  66
+      // rows (half the SMs) go too since the stream tier splits them in two
+      // (topk v50): k 50 random 33.7 -> 33.2 us, sorted 73.9 -> 41.2.  The
       // same test leaves 31 and 32 x 128256 to 1024 x 32 CTAs (5 a row,
       // 1.2 waves) over 1024 x 16 (8, 1.9): bfloat16 32 x 128256 random
       // k 50 24.1 against 25.8, sorted 50.8 against 52.2, reversed 49.4
@@ -283,7 +283,7 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // cluster's 18.6, 1 x 262144 11.0 against 15.1; bfloat16 32 x 128256
       // 14.1 against 24.0, 1 x 262144 11.0 against 13.3; the cluster keeps
       // 8 x 128256 (float32 11.0 against 13.0, bfloat16 10.4 against 13.2).
-      if (2 * p.batch < d.sm_count && p.n <= int64_t{kClusterMax} * 1024 * 32) {
+      if (2 * p.batch <= d.sm_count && p.n <= int64_t{kClusterMax} * 1024 * 32) {
         const int64_t splits = stream_splits(p);
         if (!rows_aligned(p, q.pack_size) && splits > 1 && 3 * p.batch * splits <= d.sm_count) return Score::reject();
       }
