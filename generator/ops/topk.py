@@ -19,8 +19,9 @@ Strategies (templates/include/kgen/device/topk.cuh):
            counts summed through distributed shared memory; k <= 128
   stream   one block per row of any length, read once in chunks: keys above
            a running bound into a shared buffer cut to the k best when
-           half full; k <= 128 (batches of at least half the SMs; fewer
-           rows past a cluster's reach in slices, merged by a second kernel)
+           half full; k <= 128 with a buffer of 4096 keys, up to 1024 with
+           16384 (batches of at least half the SMs; fewer rows past a
+           cluster's reach in slices, merged by a second kernel)
   multi    several blocks per row: warps offer their maxima, the k-th offer
            bounds the k-th, one gather, one block's sort; rows it cannot
            settle go through multi-block digit passes (the bucket chosen on
@@ -78,6 +79,21 @@ def block_default(d, p):
     rung = (p["block_size"], p["items"])
     return p["radix"] == 11 and ((widest(d, p) and rung in BLOCK_LADDER) or
                                  (p["pack_size"] == 1 and rung in PACK1_RUNGS))
+
+
+def stream_valid(d, p, arches):
+    if d.size == 8 or p["items"] % p["pack_size"]:
+        return False
+    # the buffer of 16384 keys (128 KB of shared memory a block): 1024
+    # threads, k up to buffer / (2 x items)
+    return p["buffer"] == 4096 or p["block_size"] == 1024
+
+
+def stream_default(d, p):
+    rung = (p["block_size"], p["items"])
+    if p["buffer"] == 16384:  # k up to 1024: items 8 for every type
+        return widest(d, p) and rung == (1024, 8)
+    return widest(d, p) and rung == (1024, 16 if d.size == 2 else 8)
 
 
 # Tier.cost: compile cost of a variant relative to a softmax one, from the
@@ -142,19 +158,22 @@ TIERS = (
         template="topk.cu.j2",
         # one block a row of any length, read once in chunks of block_size
         # x items: the keys above a running bound into a shared buffer, cut
-        # to the k best when short of room; k <= 128
+        # to the k best when short of room; k <= 128 in a buffer of 4096
+        # keys, up to 1024 in one of 16384 (dynamic shared memory)
         params=(Param("block_size", "b", lambda d: (256, 512, 1024)),
-                Param("items", "i", lambda d: (8, 16)), PACK),
-        valid=lambda d, p, arches: d.size != 8 and p["items"] % p["pack_size"] == 0,
-        # the default set: one a type, the one the heuristic ranks first
-        # wherever any runs (capability does not turn on the block size, and
-        # items 16 holds every k <= kStreamK); the others stay in the full
+                Param("items", "i", lambda d: (8, 16)),
+                Param("buffer", "c", lambda d: (4096, 16384)), PACK),
+        valid=stream_valid,
+        # the default set: one a type and buffer, the one the heuristic
+        # ranks first wherever any runs (capability does not turn on the
+        # block size, and items 16 holds every k <= kStreamK in 4096 keys;
+        # items 8 every k <= 1024 in 16384); the others stay in the full
         # level for measurement.  Items 16 for the half types, whose chunk
         # of 8 keeps 16 KB an SM in flight (H200, topk v44: bfloat16 128 x
         # 128256 k 50 41.4 us against 48.4, 128 x 262144 69.4 against 83.0,
         # 1 x 2^24 k 64 61.6 against 69.3); items 8 for the 4-byte types
         # (float32 128 x 128256 41.9 against 61.3)
-        in_default=lambda d, p: widest(d, p) and (p["block_size"], p["items"]) == (1024, 16 if d.size == 2 else 8),
+        in_default=stream_default,
         cost=2.9,
     ),
     Tier(

@@ -103,7 +103,11 @@ std::vector<Shape> shapes() {
           // data of few values), its most CTAs and k
           {1, 150000, 128}, {4, 40000, 50}, {2, 262144, 100},
           // a row over the stream tier's slices, the last ones short or empty
-          {1, 139264, 7}, {3, 294920, 64}};
+          {1, 139264, 7}, {3, 294920, 64},
+          // the stream tier's large buffer: a k past kStreamK sorted by the block, in
+          // one block a row or over slices (merged to a floor of 2k, then cut to k),
+          // and its k of 1024 (its chunk's threads never past the buffer's half)
+          {1, 190000, 900}, {3, 70001, 1024}, {2, 40000, 129}};
 }
 
 const std::vector<const kgen::VariantInfo*>& variants(kgen_dtype_t d) {
@@ -207,7 +211,7 @@ TEST_CASE("a row of 2^24 elements, k from 1 to 4096, every variant that supports
     const HostTensor x = make_data(d, static_cast<size_t>(base.n), Data::random);
     DeviceBuffer dx(x.bytes.size());
     CUDA_REQUIRE(cudaMemcpy(dx.ptr, x.bytes.data(), x.bytes.size(), cudaMemcpyHostToDevice));
-    for (int64_t k : {1, 64, 2048, 4096}) {
+    for (int64_t k : {1, 64, 1000, 2048, 4096}) {
       const Shape s{1, base.n, k};
       const auto want = expected(x, s, true, true);
       const Run r{s, &x, &dx, true, true};
@@ -227,10 +231,10 @@ TEST_CASE("rows of few distinct values over many blocks, every variant that supp
         const HostTensor x = make_data(d, static_cast<size_t>(base.batch * base.n), kind);
         DeviceBuffer dx(x.bytes.size());
         CUDA_REQUIRE(cudaMemcpy(dx.ptr, x.bytes.data(), x.bytes.size(), cudaMemcpyHostToDevice));
-        for (int64_t k : {1, 50, 2048})
+        for (int64_t k : {1, 50, 700, 2048})
           for (bool largest : {true, false}) {
             const Shape s{base.batch, base.n, k};
-            const bool sorted = k != 50;  // k 50 unsorted (index order), the others sorted
+            const bool sorted = k != 50 && k != 700;  // k 50 and 700 unsorted (index order), the others sorted
             INFO(data_name(kind));
             const auto want = expected(x, s, largest, sorted);
             const Run r{s, &x, &dx, largest, sorted};
@@ -277,7 +281,8 @@ TEST_CASE("misaligned rows and x: narrower packs, or the aligned span of the str
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_FLOAT16}) {
     const int e = elem_size(d);
     for (Shape s : {Shape{5, 1001, 10}, Shape{4, 4096, 32}, Shape{2, 50001, 100}, Shape{1, 139267, 7},
-                    Shape{70, 40003, 50}, Shape{1, 262130, 50}, Shape{1, 139267, 1}, Shape{70, 40003, 1}}) {
+                    Shape{70, 40003, 50}, Shape{1, 262130, 50}, Shape{1, 139267, 1}, Shape{70, 40003, 1},
+                    Shape{2, 300001, 700}}) {
       const HostTensor x = make_data(d, static_cast<size_t>(s.batch * s.n), Data::random);
       DeviceBuffer buf(x.bytes.size() + 16);
       CUDA_REQUIRE(cudaMemcpy(buf.at(e), x.bytes.data(), x.bytes.size(), cudaMemcpyHostToDevice));

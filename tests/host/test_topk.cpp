@@ -131,8 +131,9 @@ TEST_CASE("every dtype has a generic topk variant", "[topk][registry]") {
 }
 
 TEST_CASE("capability: queue holds k <= 32 x capacity, block and tourney rows up to their size (any k), cluster "
-          "rows up to 8 blocks' size with k <= 128, stream any row with k <= 128 and room for k x (items + 1) keys, "
-          "packs need alignment but the stream tier's", "[topk][supports]") {
+          "rows up to 8 blocks' size with k <= 128, stream any row with k up to its buffer / (2 x items) (128 "
+          "at most with 4096 keys, 1024 with 16384), packs need alignment but the stream tier's",
+          "[topk][supports]") {
   for (kgen_dtype_t d : kDtypes) {
     for (const kgen::VariantInfo* v : kgen::Registry::of(kgen::Family::topk, d)) {
       const auto& q = *static_cast<const TopkParams*>(v->params);
@@ -144,7 +145,8 @@ TEST_CASE("capability: queue holds k <= 32 x capacity, block and tourney rows up
       const int64_t kmax = q.tier == TopkTier::queue     ? 32 * q.capacity
                            : q.tier == TopkTier::tourney ? cap
                            : q.tier == TopkTier::cluster ? 128
-                           : q.tier == TopkTier::stream  ? std::min<int64_t>(128, 4096 / (q.items + 1))
+                           : q.tier == TopkTier::stream  ? std::min<int64_t>(q.buffer > 4096 ? 1024 : 128,
+                                                                            q.buffer / (2 * q.items))
                                                          : 1000;
       auto p = problem(d, 7, cap, kmax);
       CHECK(v->supports(*v, &p));
@@ -317,8 +319,34 @@ TEST_CASE("selection among the default set: the rows of sampling in batches of h
     CHECK(many.plan.bytes == 0);
     CHECK(pick(d, 256, 152064, 100).p.tier == TopkTier::stream);
     CHECK(pick(d, half - 1, 262144, 50).p.tier == TopkTier::stream);  // clusters past 2 waves (v47)
-    CHECK(pick(d, 256, 128256, 129).p.tier != TopkTier::stream);  // k past 128
-    CHECK(pick(d, 256, 32768, 50).p.tier != TopkTier::stream);    // a block holds the row
+    CHECK(pick(d, 256, 32768, 50).p.tier != TopkTier::stream);  // a block holds the row
+  }
+}
+
+TEST_CASE("selection among the default set: k past 128 to the stream tier's buffer of 16384 keys where its "
+          "CTAs fill the SMs",
+          "[topk][select][default-set]") {
+  // bench/NOTES.md topk v51: a block a row of half the SMs or more, or 7/8
+  // of them in slices
+  const int64_t sms = h100().sm_count;
+  for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_BFLOAT16}) {
+    for (const Picked& big : {pick(d, 256, 128256, 129), pick(d, 128, 131072, 1000), pick(d, sms / 2, 40000, 300),
+                              pick(d, 21, 633160, 640), pick(d, 32, 262144, 256)}) {
+      INFO(big.v->name);
+      CHECK(big.p.tier == TopkTier::stream);
+      CHECK(big.p.buffer == 16384);
+      CHECK(big.p.items == 8);
+    }
+    CHECK(pick(d, 256, 128256, 128).p.buffer == 4096);  // k 128: the buffer of 4096
+    CHECK(pick(d, 21, 633161, 640).p.tier == TopkTier::stream);  // rows off the packs' alignment too
+    CHECK(pick(d, 21, 633160, 640).plan.bytes > 0);              // 6 slices a row: 126 CTAs
+    // fewer CTAs: the multi tier (one row of 2^24, k 256: 64 slices; 4 x
+    // 2^21, k 700: 92 CTAs; one block; rows of 40000 below half the SMs)
+    CHECK(pick(d, 1, int64_t{1} << 24, 256).p.tier == TopkTier::multi);
+    CHECK(pick(d, 4, int64_t{1} << 21, 700).p.tier == TopkTier::multi);
+    CHECK(pick(d, 1, 34312, 179).p.tier == TopkTier::multi);
+    CHECK(pick(d, sms / 2 - 2, 40000, 300).p.tier == TopkTier::multi);
+    CHECK(pick(d, 256, 128256, 1025).p.tier != TopkTier::stream);  // past 1024
     // pack 1 (not measured): no such variant in the default set; the rule's test is "the stream tier:
     // measured at the widest pack only"
   }

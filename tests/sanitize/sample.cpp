@@ -586,9 +586,14 @@ std::vector<TopkSpec> topk_specs(const kgen::gen::TopkParams& q) {
       // alignment, the last one's last pack partial at the end of x), k at
       // the most the buffer allows; a row shorter than one chunk; one row
       // in slices (stream_splits), its last slice short and its last pack
-      // partial
+      // partial; the large buffer at its most k too, in one block and in
+      // slices (the block's sort of k past kStreamK)
       const int64_t chunk = int64_t{q.block_size} * q.items;
-      return {{3, 5 * chunk + p + 1, std::min<int64_t>(128, 4096 / (q.items + 1)), 1, 1},
+      const int64_t most = q.buffer / (2 * q.items);
+      if (q.buffer > 4096)
+        return {{3, 5 * chunk + p + 1, most, 1, 1}, {2, round_up(1000, p), 50, 0, 0},
+                {1, 4 * 32768 + 3 * p + 1, 300, 1, 0}, {1, 4 * 32768 + 3 * p + 1, 40, 1, 0}};
+      return {{3, 5 * chunk + p + 1, std::min<int64_t>(128, most), 1, 1},
               {2, round_up(1000, p), 50, 0, 0},
               {1, 4 * 32768 + 3 * p + 1, 40, 1, 0}};
     }

@@ -292,6 +292,16 @@ constexpr int kClusterK = 128;  // the first CTA's warp sorts the selection
 // chunk's keys above a threads' bound (k x items) beside the k it keeps.
 constexpr int kStreamK = 128;
 constexpr int kStreamBuffer = 4096;
+// Or a buffer of 16384 keys (128 KB of dynamic shared memory, one block an
+// SM as before) for k up to 1024 at items 8: rows past a block's reach with
+// k past 128, read once where the multi tier's digit passes read them again
+// and again (adversarial rows; topk v51).  Past kStreamK the k best are
+// sorted by the block (finish_candidates), not one warp.
+constexpr int kStreamLargeK = 1024;
+constexpr int kStreamLargeBuffer = 16384;
+// A buffered key's bytes (key_t of every type but float64, which the
+// stream tier does not take).
+constexpr std::size_t kStreamKeyBytes = 8;
 // A batch that leaves SMs idle splits its rows into slices of at least
 // kStreamSlice elements, a CTA each, at most one CTA an SM over the batch;
 // each slice's k best keys go to the workspace and a second kernel selects

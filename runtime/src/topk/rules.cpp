@@ -2,7 +2,8 @@
 //
 // Capability: queue needs k <= 32 x capacity, block n <= block x items,
 // tourney n <= 32 x items, cluster n <= 8 x block x items and k <= 128,
-// stream k <= 128 and k x 2 x items <= its buffer of 4096 keys; a
+// stream k <= 128 (1024 with the buffer of 16384 keys) and k x 2 x items
+// <= its buffer; a
 // pack needs n to be a multiple of it and x aligned to it (every row then
 // starts aligned), but for the stream and cluster tiers', which read a
 // row's packs from the aligned one at or below its start.  multi and
@@ -14,7 +15,9 @@
 // two, but for nearly full second waves): cluster; rows that fit a block,
 // however few: block (the smallest row capacity that holds n); longer rows
 // in batches of at least half the SMs, past a cluster's reach, or off the
-// packs' alignment: stream (fewer rows in slices); else multi.
+// packs' alignment: stream (fewer rows in slices); k of 129-1024 in such
+// rows where the stream tier's blocks fill the SMs: stream's buffer of
+// 16384 keys; else multi.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -54,8 +57,12 @@ bool supports(const VariantInfo& v, const void* problem) {
     case Tier::stream:
       // n: its virtual indices (a row's, up to a pack's past its start) and
       // a chunk past them in 32 bits
-      return p.k <= kStreamK && p.k * 2 * q.items <= kStreamBuffer && p.n <= 0xffffffff - 0x10000 &&
-             p.batch <= 0x7fffffff;
+      // the large buffer: 128 KB of dynamic shared memory a block (sm_86
+      // and sm_89 give a block 99 KB)
+      if (q.buffer > kStreamBuffer && p.device->smem_per_block_optin < kStreamKeyBytes * q.buffer + 4096)
+        return false;
+      return p.k <= (q.buffer > kStreamBuffer ? kStreamLargeK : kStreamK) && p.k * 2 * q.items <= q.buffer &&
+             p.n <= 0xffffffff - 0x10000 && p.batch <= 0x7fffffff;
     default: return true;
   }
 }
@@ -287,12 +294,33 @@ Score heuristic(const VariantInfo& v, const void* problem) {
         const int64_t splits = stream_splits(p);
         if (!rows_aligned(p, q.pack_size) && splits > 1 && 3 * p.batch * splits <= d.sm_count) return Score::reject();
       }
+      // k past kStreamK: the buffer of 16384 keys where its CTAs fill the
+      // SMs: a block a row of half the SMs or more, or 7/8 of them in
+      // slices (their merge costs more than the multi tier's passes on
+      // fewer).  H200, every variant (topk v51), the stream tier against
+      // the multi tier's best: float32 128 x 131072 k 200 57.6 us against
+      // 90.4, reversed k 500 44.8 against 93.7; 512 x 65536 k 300 164.2
+      // against 176.1; 32 x 262144 k 256 (4 slices a row) 52.0 against
+      // 65.4, but bfloat16 61.6 against 53.3 (sorted 46.6 against 62.0);
+      // 21 x 633161 k 640 reversed 69.8 against 195.9; 8 x 10^6 k 200
+      // random 61.2 against 50.2, reversed 47.3 against 60.6.  Fewer CTAs
+      // lost on random rows: int32 4 x 2097152 k 700 (92 CTAs) 104.2
+      // against 81.2; float32 1 x 2^24 k 256 (64) 103.1 against 81.1, k
+      // 1000 (16) 289.4 against 102.0; 1 x 34312 k 179 (one) 46.0 against
+      // 41.8; 64 x 40000 k 300 (one a row, 64) won, 38.3 against 47.9, and
+      // is left out (no measurement between 1 and 64 rows).
+      if (p.k > kStreamK) {
+        const int64_t splits = stream_splits(p);
+        if (splits > 1 ? 8 * p.batch * splits < 7 * int64_t{d.sm_count} : 2 * p.batch < d.sm_count)
+          return Score::reject();
+      }
       const bool best_of_many = p.n > int64_t{kClusterMax} * 1024 * 16 || p.batch * p.n >= int64_t{12} << 17;
       s.key[0] = p.k == 1 && best_of_many ? 4 : 2;
       s.key[1] = q.block_size;  // one SM's threads a row
       // items 16 for the half types, 8 for the 4-byte ones (the default
       // set's, generator/ops/topk.py: the same bytes a chunk)
       s.key[2] = q.items * dtype_size(p.dtype) == 32 ? 1 : 0;
+      s.key[3] = q.buffer == kStreamBuffer ? 1 : 0;  // the large buffer for k past kStreamK only
       break;
     }
     case Tier::multi:

@@ -13,7 +13,11 @@
 // chunks.  At the end the buffer is cut to its k best, which one warp
 // sorts and writes.  For batches that fill the GPU with a block a
 // row, the rows of sampling past what a cluster's registers hold: one read
-// of x and one launch; k <= kStreamK.  Batches that leave SMs idle split a
+// of x and one launch; k <= kStreamK, or up to kStreamLargeK with a
+// buffer of kStreamLargeBuffer keys in dynamic shared memory, whose k best
+// the block sorts (topk v51: 21 x 633161 bfloat16 k 640 reversed 195.9 us
+// -> 69.8, against the generic kernel's digit passes, torch 151.8).
+// Batches that leave SMs idle split a
 // row into slices, a block each, whose k best a second kernel merges.
 // k 1 keeps a running best key a thread in place of the buffer (no bound,
 // no barrier a chunk), and its merge takes the largest key (H200, topk
@@ -75,26 +79,46 @@ __device__ __forceinline__ key_t<T> block_best(key_t<T> key, key_t<T>* scratch) 
   return best;
 }
 
+// The k best of a row (m = k keys at `keys`, kStreamK < k <=
+// kStreamLargeK, in shared memory with room for the next power of two)
+// sorted by the block and written as finish_candidates writes them: a
+// bitonic sort of at most 1024 keys (the radix sort pays from 2048, topk
+// v23).  Whole block.
+template <int BLOCK, class T>
+__device__ __forceinline__ void finish_large(key_t<T>* keys, int m, const T* row, T* values, int64_t* indices,
+                                             int64_t r, const Output& o) {
+  using Finish = FinishShared<T, BLOCK, kgen::topk::kStreamLargeK>;
+  static_assert(!kRadixFinish<T, BLOCK, kgen::topk::kStreamLargeK>, "keys alone: no radix scratch");
+  finish_candidates<BLOCK, T, kgen::topk::kStreamLargeK, false>(*reinterpret_cast<Finish*>(keys), m, row, values,
+                                                                 indices, r, o);
+}
+
 // `splits` > 1: CTA blockIdx.x takes slice blockIdx.x % splits of row
 // blockIdx.x / splits (whole chunks, the last slices shorter or empty) and
 // writes its slice's k best keys, Key(0) past those it has, to `cand` at
 // k x blockIdx.x, in no order (stream_merge_kernel selects from them).
-template <class T, int BLOCK, int ITEMS, int P, bool RAGGED>
+// CAP: the buffer's keys, kStreamBuffer in static shared memory, or
+// kStreamLargeBuffer in dynamic shared memory (k up to kStreamLargeK).
+template <class T, int BLOCK, int ITEMS, int P, bool RAGGED, int CAP>
 __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
     stream_kernel(const T* __restrict__ x, T* __restrict__ values, int64_t* __restrict__ indices, Output o,
                   int splits, key_t<T>* __restrict__ cand) {
   using Key = key_t<T>;
   using Bits = bits_t<T>;
   constexpr int NP = ITEMS / P;
-  constexpr int CAP = kgen::topk::kStreamBuffer;  // supports(): k x 2 x ITEMS <= CAP
-  constexpr int CB = log2_of(BLOCK * ITEMS);       // a chunk's offsets
+  // supports(): k x 2 x ITEMS <= CAP
+  constexpr bool kLarge = CAP > kgen::topk::kStreamBuffer;
+  constexpr int CB = log2_of(BLOCK * ITEMS);  // a chunk's offsets
   static_assert(BLOCK * ITEMS == 1 << CB, "a chunk of a power of two");
   // a chunk appends at most kHot x ITEMS keys (half the buffer), and a
   // threads' bound lets at most k threads' through: kStreamK <= kHot
   constexpr int kHot = CAP / (2 * ITEMS);
   static_assert(kgen::topk::kStreamK <= kHot, "a threads' bound's keys fit half the buffer");
+  static_assert(sizeof(key_t<T>) == kgen::topk::kStreamKeyBytes, "supports() counts 8 bytes a key");
   __shared__ SelectShared<BLOCK, 8> sh;
-  __shared__ key_t<T> buf[CAP];
+  __shared__ key_t<T> static_buf[kLarge ? 1 : CAP];
+  extern __shared__ __align__(16) unsigned char stream_dynamic[];
+  key_t<T>* const buf = kLarge ? reinterpret_cast<key_t<T>*>(stream_dynamic) : static_buf;
   // keys appended by a chunk, counted in turn by three counters: a
   // chunk's is read after the next chunk's barrier, and cleared after the
   // barrier of the chunk after that, so no other barrier is needed
@@ -345,13 +369,18 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
       out[i] = i < static_cast<unsigned>(m) ? (RAGGED ? to_row(buf[i]) : buf[i]) : Key(0);
     return;
   }
-  if (m > kStreamK) {  // cut to the k best, which one warp sorts in registers
+  // cut to the k best, which one warp sorts in registers; past kStreamK
+  // the block sorts them
+  if (m > (k > static_cast<unsigned>(kStreamK) ? static_cast<int>(k) : kStreamK)) {
     keep_best<BLOCK, T>(buf, m, static_cast<int>(k), sh, &kept);
     m = static_cast<int>(k);
   }
   if (RAGGED && lead != 0) {
     for (int i = threadIdx.x; i < m; i += BLOCK) buf[i] = to_row(buf[i]);
     __syncthreads();
+  }
+  if constexpr (kLarge) {
+    if (k > static_cast<unsigned>(kStreamK)) return finish_large<BLOCK, T>(buf, m, row, values, indices, r, o);
   }
   if (threadIdx.x < 32) finish_by_warp<T>(buf, m, row, values, indices, r, o);
 }
@@ -374,16 +403,20 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
 // 64: 4.7, 13.7 and 13.7 us of select against 5.6, 16.9 and 16.9); in the
 // library (topk v46, with keep_best's spread count) 1 x 2^24 float32 k 64
 // 55.2 -> 54.2 us, k 128 69.9 -> 65.6.
+// LARGE (k up to kStreamLargeK): the floor lets at most 2k keys through
+// (at most kStreamK for k <= kStreamK), cut to the k best (keep_best) and
+// sorted by the block (finish_large).
 constexpr int kMergeBlock = 1024;
-template <class T>
+template <class T, bool LARGE>
 __global__ void __launch_bounds__(kMergeBlock)
     stream_merge_kernel(const T* __restrict__ x, const key_t<T>* __restrict__ cand, int splits,
                         T* __restrict__ values, int64_t* __restrict__ indices, Output o) {
   using Key = key_t<T>;
   constexpr int kItems = kgen::topk::kStreamMerged / kMergeBlock;
+  constexpr int kPool = LARGE ? 2 * kgen::topk::kStreamLargeK : kStreamK;
   __shared__ SelectShared<kMergeBlock, 8> sh;
-  __shared__ Key best[kStreamK];
-  __shared__ unsigned count;
+  __shared__ Key best[kPool];
+  __shared__ unsigned count, kept;
   wait_for_previous_grid();
   const int64_t r = blockIdx.x;
   const int m = splits * static_cast<int>(o.k);
@@ -412,43 +445,64 @@ __global__ void __launch_bounds__(kMergeBlock)
     for (int j = 0; j < kItems; ++j)
       if (j * kMergeBlock < m) f(v[j], v[j] != Key(0));
   };
-  const Key t = radix_floor<kKeyWidth<T>, 8, kMergeBlock, Key>(each, static_cast<unsigned>(o.k),
-                                                                 static_cast<unsigned>(kStreamK), sh, Crowd::spread);
+  const bool wide = LARGE && o.k > kStreamK;
+  const unsigned most = wide ? 2 * static_cast<unsigned>(o.k) : static_cast<unsigned>(kStreamK);
+  const Key t = radix_floor<kKeyWidth<T>, 8, kMergeBlock, Key>(each, static_cast<unsigned>(o.k), most, sh,
+                                                                 Crowd::spread);
   if (threadIdx.x == 0) count = 0;
   __syncthreads();
   const Collected<T> into{best, &count};
   each([&](Key key, bool valid) { collect<T>(into, key, valid && key >= t); });
   __syncthreads();
-  const int most = static_cast<int>(count);  // k .. kStreamK
-  if (threadIdx.x < 32) finish_by_warp<T>(best, most, x + r * o.n, values, indices, r, o);
+  int got = static_cast<int>(count);  // k .. most
+  if constexpr (LARGE) {
+    if (wide) {
+      if (got > static_cast<int>(o.k)) {
+        keep_best<kMergeBlock, T>(best, got, static_cast<int>(o.k), sh, &kept);
+        got = static_cast<int>(o.k);
+      }
+      return finish_large<kMergeBlock, T>(best, got, x + r * o.n, values, indices, r, o);
+    }
+  }
+  if (threadIdx.x < 32) finish_by_warp<T>(best, got, x + r * o.n, values, indices, r, o);
 }
 
-template <class T, int BLOCK, int ITEMS, int P>
+template <class T, int BLOCK, int ITEMS, int P, int CAP>
 cudaError_t launch_stream(const void* problem, cudaStream_t stream) {
   const Problem& p = *static_cast<const Problem*>(problem);
   const auto x = static_cast<const T*>(p.x);
   const auto values = static_cast<T*>(p.values);
   const Output o{p.n, p.k, p.largest, p.sorted};
   const int64_t splits = kgen::topk::stream_splits(p);
-  auto kernel = stream_kernel<T, BLOCK, ITEMS, P, false>;
+  constexpr bool kLarge = CAP > kgen::topk::kStreamBuffer;
+  auto kernel = stream_kernel<T, BLOCK, ITEMS, P, false, CAP>;
   if constexpr (P > 1) {  // a row off the packs' alignment
-    if (!kgen::topk::rows_aligned(p, P)) kernel = stream_kernel<T, BLOCK, ITEMS, P, true>;
+    if (!kgen::topk::rows_aligned(p, P)) kernel = stream_kernel<T, BLOCK, ITEMS, P, true, CAP>;
+  }
+  // the large buffer: dynamic shared memory past the 48 KB a launch gets
+  // unasked (the attribute is the function's, set at each launch: a
+  // device may be new to it)
+  constexpr size_t kDynamic = kLarge ? sizeof(key_t<T>) * CAP : 0;
+  if constexpr (kLarge) {
+    const cudaError_t a = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               static_cast<int>(kDynamic));
+    if (a != cudaSuccess) return a;
   }
   if (splits == 1) {
-    kernel<<<static_cast<unsigned>(p.batch), BLOCK, 0, stream>>>(x, values, p.indices, o, 1,
-                                                                   static_cast<key_t<T>*>(nullptr));
+    kernel<<<static_cast<unsigned>(p.batch), BLOCK, kDynamic, stream>>>(x, values, p.indices, o, 1,
+                                                                          static_cast<key_t<T>*>(nullptr));
     return cudaGetLastError();
   }
   const auto cand = static_cast<key_t<T>*>(p.workspace);  // plan_stream: the slices' keys
-  kernel<<<static_cast<unsigned>(p.batch * splits), BLOCK, 0, stream>>>(x, values, p.indices, o,
-                                                                         static_cast<int>(splits), cand);
+  kernel<<<static_cast<unsigned>(p.batch * splits), BLOCK, kDynamic, stream>>>(x, values, p.indices, o,
+                                                                                static_cast<int>(splits), cand);
   const cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess) return e;
   // sm_90 code, not only an sm_90 device: PTX of an older arch compiles the
   // grid dependency's wait to nothing (as launch_multi)
-  return launch_chained(p.device->code_arch >= 90, stream_merge_kernel<T>, dim3(static_cast<unsigned>(p.batch)),
-                        kMergeBlock, stream, x, static_cast<const key_t<T>*>(cand), static_cast<int>(splits),
-                        values, p.indices, o);
+  return launch_chained(p.device->code_arch >= 90, stream_merge_kernel<T, kLarge>,
+                        dim3(static_cast<unsigned>(p.batch)), kMergeBlock, stream, x,
+                        static_cast<const key_t<T>*>(cand), static_cast<int>(splits), values, p.indices, o);
 }
 
 }  // namespace topk
