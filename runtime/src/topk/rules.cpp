@@ -57,8 +57,8 @@ bool supports(const VariantInfo& v, const void* problem) {
     case Tier::stream:
       // n: its virtual indices (a row's, up to a pack's past its start) and
       // a chunk past them in 32 bits
-      // the large buffer: 128 KB of dynamic shared memory a block (sm_86
-      // and sm_89 give a block 99 KB)
+      // the large buffer: 128 KB of dynamic shared memory a block beside
+      // its static few KB (sm_86 and sm_89 give a block 99 KB)
       if (q.buffer > kStreamBuffer && p.device->smem_per_block_optin < kStreamKeyBytes * q.buffer + 4096)
         return false;
       return p.k <= (q.buffer > kStreamBuffer ? kStreamLargeK : kStreamK) && p.k * 2 * q.items <= q.buffer &&

@@ -474,6 +474,8 @@ cudaError_t launch_stream(const void* problem, cudaStream_t stream) {
   const auto values = static_cast<T*>(p.values);
   const Output o{p.n, p.k, p.largest, p.sorted};
   const int64_t splits = kgen::topk::stream_splits(p);
+  static_assert(CAP == kgen::topk::kStreamBuffer || CAP == kgen::topk::kStreamLargeBuffer,
+                "the buffers supports() knows");
   constexpr bool kLarge = CAP > kgen::topk::kStreamBuffer;
   auto kernel = stream_kernel<T, BLOCK, ITEMS, P, false, CAP>;
   if constexpr (P > 1) {  // a row off the packs' alignment
