@@ -10,7 +10,7 @@ MiB (its read and write counted) over one read of x.
 --large: k past one block's sort (4096), sorted and unsorted, largest and
 smallest, from the random-shape sweep's worst problems.
 """
-import sys, torch, statistics, math
+import sys, torch
 import kgen
 from compare_torch import Timer
 D = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16, "i32": torch.int32}

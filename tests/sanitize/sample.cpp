@@ -34,6 +34,7 @@
 #include "kgen/kgen.h"
 #include "kgen_params.gen.hpp"
 #include "reduce/problem.hpp"
+#include "topk/problem.hpp"
 #include "registry.hpp"
 #include "softmax/problem.hpp"
 
@@ -590,7 +591,7 @@ std::vector<TopkSpec> topk_specs(const kgen::gen::TopkParams& q) {
       // slices (the block's sort of k past kStreamK)
       const int64_t chunk = int64_t{q.block_size} * q.items;
       const int64_t most = q.buffer / (2 * q.items);
-      if (q.buffer > 4096)
+      if (q.buffer > kgen::topk::kStreamBuffer)
         return {{3, 5 * chunk + p + 1, most, 1, 1}, {2, round_up(1000, p), 50, 0, 0},
                 {1, 4 * 32768 + 3 * p + 1, 300, 1, 0}, {1, 4 * 32768 + 3 * p + 1, 40, 1, 0}};
       return {{3, 5 * chunk + p + 1, std::min<int64_t>(128, most), 1, 1},

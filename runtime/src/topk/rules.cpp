@@ -290,10 +290,11 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // cluster's 18.6, 1 x 262144 11.0 against 15.1; bfloat16 32 x 128256
       // 14.1 against 24.0, 1 x 262144 11.0 against 13.3; the cluster keeps
       // 8 x 128256 (float32 11.0 against 13.0, bfloat16 10.4 against 13.2).
-      if (2 * p.batch <= d.sm_count && p.n <= int64_t{kClusterMax} * 1024 * 32) {
-        const int64_t splits = stream_splits(p);
-        if (!rows_aligned(p, q.pack_size) && splits > 1 && 3 * p.batch * splits <= d.sm_count) return Score::reject();
-      }
+      // (splits > 1 only where 2 x batch <= SMs)
+      const int64_t splits = stream_splits(p);
+      if (p.n <= int64_t{kClusterMax} * 1024 * 32 && !rows_aligned(p, q.pack_size) && splits > 1 &&
+          3 * p.batch * splits <= d.sm_count)
+        return Score::reject();
       // k past kStreamK: the buffer of 16384 keys where its CTAs fill the
       // SMs: a block a row of half the SMs or more, or 7/8 of them in
       // slices (their merge costs more than the multi tier's passes on
@@ -309,11 +310,8 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // 1000 (16) 289.4 against 102.0; 1 x 34312 k 179 (one) 46.0 against
       // 41.8; 64 x 40000 k 300 (one a row, 64) won, 38.3 against 47.9, and
       // is left out (no measurement between 1 and 64 rows).
-      if (p.k > kStreamK) {
-        const int64_t splits = stream_splits(p);
-        if (splits > 1 ? 8 * p.batch * splits < 7 * int64_t{d.sm_count} : 2 * p.batch < d.sm_count)
-          return Score::reject();
-      }
+      if (p.k > kStreamK && (splits > 1 ? 8 * p.batch * splits < 7 * int64_t{d.sm_count} : 2 * p.batch < d.sm_count))
+        return Score::reject();
       const bool best_of_many = p.n > int64_t{kClusterMax} * 1024 * 16 || p.batch * p.n >= int64_t{12} << 17;
       s.key[0] = p.k == 1 && best_of_many ? 4 : 2;
       s.key[1] = q.block_size;  // one SM's threads a row
