@@ -91,8 +91,8 @@ def stream_valid(d, p, arches):
 
 def stream_default(d, p):
     rung = (p["block_size"], p["items"])
-    if p["buffer"] == 16384:  # k up to 1024: items 8 for every type
-        return widest(d, p) and rung == (1024, 8)
+    if p["buffer"] == 16384:  # k up to 1024 at items 8; the half types' items 16 for k up to 512
+        return widest(d, p) and (rung == (1024, 8) or (d.size == 2 and rung == (1024, 16)))
     return widest(d, p) and rung == (1024, 16 if d.size == 2 else 8)
 
 

@@ -330,22 +330,29 @@ TEST_CASE("selection among the default set: k past 128 to the stream tier's buff
   // of them in slices
   const int64_t sms = h100().sm_count;
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_BFLOAT16}) {
-    for (const Picked& big : {pick(d, 256, 128256, 129), pick(d, 128, 131072, 1000), pick(d, sms / 2, 40000, 300),
-                              pick(d, 21, 633160, 640), pick(d, 32, 262144, 256)}) {
+    struct Shape {
+      int64_t batch, n, k;
+    };
+    for (const Shape& sh : {Shape{256, 128256, 129}, Shape{128, 131072, 1000}, Shape{sms / 2, 40000, 300},
+                            Shape{21, 633160, 640}, Shape{32, 262144, 256}}) {
+      const Picked big = pick(d, sh.batch, sh.n, sh.k);
       INFO(big.v->name);
       CHECK(big.p.tier == TopkTier::stream);
       CHECK(big.p.buffer == 16384);
-      CHECK(big.p.items == 8);
+      // items 16 for the half types up to k 512 (topk v52)
+      CHECK(big.p.items == (d == KGEN_BFLOAT16 && sh.k <= 512 ? 16 : 8));
     }
     CHECK(pick(d, 256, 128256, 128).p.buffer == 4096);  // k 128: the buffer of 4096
     CHECK(pick(d, 21, 633161, 640).p.tier == TopkTier::stream);  // rows off the packs' alignment too
     CHECK(pick(d, 21, 633160, 640).plan.bytes > 0);              // 6 slices a row: 126 CTAs
     // fewer CTAs: the multi tier (one row of 2^24, k 256: 64 slices; 4 x
-    // 2^21, k 700: 92 CTAs; one block; rows of 40000 below half the SMs)
+    // 2^21, k 700: 92 CTAs; one block; rows of 40000 below 8 rows)
     CHECK(pick(d, 1, int64_t{1} << 24, 256).p.tier == TopkTier::multi);
     CHECK(pick(d, 4, int64_t{1} << 21, 700).p.tier == TopkTier::multi);
     CHECK(pick(d, 1, 34312, 179).p.tier == TopkTier::multi);
-    CHECK(pick(d, sms / 2 - 2, 40000, 300).p.tier == TopkTier::multi);
+    CHECK(pick(d, 7, 40000, 300).p.tier == TopkTier::multi);
+    CHECK(pick(d, 8, 40000, 300).p.tier == TopkTier::stream);  // a block a row from 8 rows (topk v52)
+    CHECK(pick(d, sms / 2 - 2, 40000, 300).p.tier == TopkTier::stream);
     CHECK(pick(d, 256, 128256, 1025).p.tier != TopkTier::stream);  // past 1024
     // pack 1 (not measured): no such variant in the default set; the rule's test is "the stream tier:
     // measured at the widest pack only"

@@ -302,15 +302,22 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // the multi tier's best: float32 128 x 131072 k 200 57.6 us against
       // 90.4, reversed k 500 44.8 against 93.7; 512 x 65536 k 300 164.2
       // against 176.1; 32 x 262144 k 256 (4 slices a row) 52.0 against
-      // 65.4, but bfloat16 61.6 against 53.3 (sorted 46.6 against 62.0);
-      // 21 x 633161 k 640 reversed 69.8 against 195.9; 8 x 10^6 k 200
-      // random 61.2 against 50.2, reversed 47.3 against 60.6.  Fewer CTAs
+      // 65.4; bfloat16 at items 8 61.6 against 53.3 (sorted 46.6 against
+      // 62.0), at items 16 (k up to 512, topk v52) 47.6 against 53.4
+      // (sorted 43.2); 21 x 633161 k 640 reversed 69.8 against 195.9; 8 x
+      // 10^6 k 200 random 61.2 against 50.2, at items 16 46.7 (reversed
+      // 39.2 against 61.3); float16 2 x 2579175 repeated k 224 57.0 (items
+      // 8 67.3, the generic kernel 61.4).  Fewer CTAs
       // lost on random rows: int32 4 x 2097152 k 700 (92 CTAs) 104.2
       // against 81.2; float32 1 x 2^24 k 256 (64) 103.1 against 81.1, k
       // 1000 (16) 289.4 against 102.0; 1 x 34312 k 179 (one) 46.0 against
-      // 41.8; 64 x 40000 k 300 (one a row, 64) won, 38.3 against 47.9, and
-      // is left out (no measurement between 1 and 64 rows).
-      if (p.k > kStreamK && (splits > 1 ? 8 * p.batch * splits < 7 * int64_t{d.sm_count} : 2 * p.batch < d.sm_count))
+      // 41.8.  A block a row of 8-65 rows (rows up to 65535, no slices)
+      // wins too (topk v52): float32 8 x 40000 k 300 36.3 against 37.3,
+      // 16 x 40000 36.5 against 38.5, 48 x 60000 44.1 against 46.3, 64 x
+      // 40000 37.5 against 48.3; bfloat16 32 x 40000 (items 16) 32.1
+      // against 38.5.  Below 8 rows the multi tier stays (float32 4 x
+      // 40000 35.3 against 36.3; bfloat16 4 x 60000 33.3 against 35.4).
+      if (p.k > kStreamK && (splits > 1 ? 8 * p.batch * splits < 7 * int64_t{d.sm_count} : p.batch < 8))
         return Score::reject();
       const bool best_of_many = p.n > int64_t{kClusterMax} * 1024 * 16 || p.batch * p.n >= int64_t{12} << 17;
       s.key[0] = p.k == 1 && best_of_many ? 4 : 2;

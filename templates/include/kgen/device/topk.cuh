@@ -136,6 +136,26 @@ __device__ __forceinline__ void to_orders(const Pack<T, P>& pk, bool largest, bi
   for (int j = 0; j < P; ++j) out[j] = order_bits(pk.v[j], largest);
 }
 
+// to_orders of the half types two elements a 32-bit word (order_bits2): the
+// tourney's form.  H200 (topk v52): bfloat16 65536 x 256 k 8 37.0 -> 32.1
+// us, float16 36.9 -> 32.0.  The stream and cluster tiers ran 11-35% slower
+// with it in their chunks (float16 1 x 12799559 k 2 off the alignment 42.1
+// -> 56.9 us, 6 x 1577431 constant k 15 47.1 -> 56.9; the cluster's 1 x
+// 166597 k 6 14.0 -> 16.0) and keep to_orders.
+template <class T, int P>
+__device__ __forceinline__ void to_orders_paired(const Pack<T, P>& pk, bool largest, bits_t<T>* out) {
+  if constexpr (KeyOf<T>::kBits == 16 && P % 2 == 0) {
+#pragma unroll
+    for (int h = 0; h < P / 2; ++h) {
+      const uint32_t ord = order_bits2<T>(reinterpret_cast<const uint32_t*>(&pk)[h], largest);
+      out[2 * h] = ord & 0xffffu;
+      out[2 * h + 1] = ord >> 16;
+    }
+  } else {
+    to_orders<T, P>(pk, largest, out);
+  }
+}
+
 // ---- block: one block per row, the row in registers -------------------------
 
 // A value the compiler must take as changed here: keeps it from hoisting a
@@ -1453,7 +1473,7 @@ __device__ __forceinline__ void tourney_unsorted(int64_t packs, bits_t<T> kth, u
   for (int q = 0; q < NP; ++q) {
     const bool valid = int64_t{q} * 32 + lane < packs;
     bits_t<T> ord[P];
-    to_orders<T, P>(raw[q], o.largest, ord);
+    to_orders_paired<T, P>(raw[q], o.largest, ord);
     unsigned is_better = 0, is_tie = 0, lower_better = 0, lower_ties = 0, all_better = 0, all_ties = 0;
 #pragma unroll
     for (int j = 0; j < P; ++j) {
@@ -1675,7 +1695,7 @@ __global__ void __launch_bounds__(BLOCK)
     if (lane_major) {
       uint32_t s[ITEMS], v[ITEMS];  // past the row: 0, at the highest indices
 #pragma unroll
-      for (int q = 0; q < NP; ++q) to_orders<T, P>(raw[q], o.largest, &s[q * P]);
+      for (int q = 0; q < NP; ++q) to_orders_paired<T, P>(raw[q], o.largest, &s[q * P]);
       if (packs < 32 * NP) {  // a short row (or none): what no lane loaded is 0, not its zeros' order
 #pragma unroll
         for (int q = 0; q < NP; ++q)
@@ -1696,7 +1716,7 @@ __global__ void __launch_bounds__(BLOCK)
   for (int q = 0; q < NP; ++q) {
     const int64_t at = pack_at(q);
     bits_t<T> s[P];
-    to_orders<T, P>(raw[q], o.largest, s);
+    to_orders_paired<T, P>(raw[q], o.largest, s);
 #pragma unroll
     for (int j = 0; j < P; ++j)  // Key(0): below every real key
       v[q * P + j] = at < packs ? TK::make(s[j], static_cast<uint32_t>(at * P + j)) : Key(0);
