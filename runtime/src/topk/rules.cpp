@@ -315,9 +315,15 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       // wins too (topk v52): float32 8 x 40000 k 300 36.3 against 37.3,
       // 16 x 40000 36.5 against 38.5, 48 x 60000 44.1 against 46.3, 64 x
       // 40000 37.5 against 48.3; bfloat16 32 x 40000 (items 16) 32.1
-      // against 38.5.  Below 8 rows the multi tier stays (float32 4 x
-      // 40000 35.3 against 36.3; bfloat16 4 x 60000 33.3 against 35.4).
-      if (p.k > kStreamK && (splits > 1 ? 8 * p.batch * splits < 7 * int64_t{d.sm_count} : p.batch < 8))
+      // against 38.5.  Below 8 rows the 4-byte types stay with the multi
+      // tier (float32 4 x 40000 35.3 against 36.3, but sorted 1 x 40000
+      // 56.5 against 36.1); the half types' items 16 beat the multi tier's
+      // pick there on every row measured: bfloat16 1 x 34312 k 179 random
+      // 28.2 against 31.6, sorted 39.6 against 45.9 (torch 40.7); 2 x 40000
+      // k 300 31.5 against 36.5; 4 x 60000 sorted 43.5 against 67.3; 1 x
+      // 50000 35.4 against 36.3; float16 4 x 40000 30.4 against 37.6.
+      const bool few_rows = p.batch < 8 && dtype_size(p.dtype) == 4;
+      if (p.k > kStreamK && (splits > 1 ? 8 * p.batch * splits < 7 * int64_t{d.sm_count} : few_rows))
         return Score::reject();
       const bool best_of_many = p.n > int64_t{kClusterMax} * 1024 * 16 || p.batch * p.n >= int64_t{12} << 17;
       s.key[0] = p.k == 1 && best_of_many ? 4 : 2;
