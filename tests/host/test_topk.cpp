@@ -323,11 +323,11 @@ TEST_CASE("selection among the default set: the rows of sampling in batches of h
   }
 }
 
-TEST_CASE("selection among the default set: k past 128 to the stream tier's buffer of 16384 keys where its "
-          "CTAs fill the SMs",
+TEST_CASE("selection among the default set: k past 128 to the stream tier's buffer of 16384 keys a block a "
+          "row or in slices over 7/8 of the SMs",
           "[topk][select][default-set]") {
-  // bench/NOTES.md topk v51: a block a row of half the SMs or more, or 7/8
-  // of them in slices
+  // bench/NOTES.md topk v51-v53: a block a row from 8 rows (the half types'
+  // from one row), or slices over 7/8 of the SMs
   const int64_t sms = h100().sm_count;
   for (kgen_dtype_t d : {KGEN_FLOAT32, KGEN_BFLOAT16}) {
     struct Shape {
@@ -349,7 +349,7 @@ TEST_CASE("selection among the default set: k past 128 to the stream tier's buff
     // 2^21, k 700: 92 CTAs; the 4-byte types' rows of 40000 below 8 rows)
     CHECK(pick(d, 1, int64_t{1} << 24, 256).p.tier == TopkTier::multi);
     CHECK(pick(d, 4, int64_t{1} << 21, 700).p.tier == TopkTier::multi);
-    // a block a row from 8 rows, for the half types from one (topk v52)
+    // a block a row from 8 rows (topk v52), for the half types from one (v53)
     const TopkTier few_rows = d == KGEN_FLOAT32 ? TopkTier::multi : TopkTier::stream;
     CHECK(pick(d, 1, 34312, 179).p.tier == few_rows);
     CHECK(pick(d, 7, 40000, 300).p.tier == few_rows);

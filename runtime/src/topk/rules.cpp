@@ -295,33 +295,33 @@ Score heuristic(const VariantInfo& v, const void* problem) {
       if (p.n <= int64_t{kClusterMax} * 1024 * 32 && !rows_aligned(p, q.pack_size) && splits > 1 &&
           3 * p.batch * splits <= d.sm_count)
         return Score::reject();
-      // k past kStreamK: the buffer of 16384 keys where its CTAs fill the
-      // SMs: a block a row of half the SMs or more, or 7/8 of them in
-      // slices (their merge costs more than the multi tier's passes on
-      // fewer).  H200, every variant (topk v51), the stream tier against
-      // the multi tier's best: float32 128 x 131072 k 200 57.6 us against
-      // 90.4, reversed k 500 44.8 against 93.7; 512 x 65536 k 300 164.2
-      // against 176.1; 32 x 262144 k 256 (4 slices a row) 52.0 against
-      // 65.4; bfloat16 at items 8 61.6 against 53.3 (sorted 46.6 against
-      // 62.0), at items 16 (k up to 512, topk v52) 47.6 against 53.4
-      // (sorted 43.2); 21 x 633161 k 640 reversed 69.8 against 195.9; 8 x
-      // 10^6 k 200 random 61.2 against 50.2, at items 16 46.7 (reversed
-      // 39.2 against 61.3); float16 2 x 2579175 repeated k 224 57.0 (items
-      // 8 67.3, the generic kernel 61.4).  Fewer CTAs
-      // lost on random rows: int32 4 x 2097152 k 700 (92 CTAs) 104.2
-      // against 81.2; float32 1 x 2^24 k 256 (64) 103.1 against 81.1, k
-      // 1000 (16) 289.4 against 102.0; 1 x 34312 k 179 (one) 46.0 against
-      // 41.8.  A block a row of 8-65 rows (rows up to 65535, no slices)
-      // wins too (topk v52): float32 8 x 40000 k 300 36.3 against 37.3,
-      // 16 x 40000 36.5 against 38.5, 48 x 60000 44.1 against 46.3, 64 x
-      // 40000 37.5 against 48.3; bfloat16 32 x 40000 (items 16) 32.1
-      // against 38.5.  Below 8 rows the 4-byte types stay with the multi
-      // tier (float32 4 x 40000 35.3 against 36.3, but sorted 1 x 40000
-      // 56.5 against 36.1); the half types' items 16 beat the multi tier's
-      // pick there on every row measured: bfloat16 1 x 34312 k 179 random
-      // 28.2 against 31.6, sorted 39.6 against 45.9 (torch 40.7); 2 x 40000
-      // k 300 31.5 against 36.5; 4 x 60000 sorted 43.5 against 67.3; 1 x
-      // 50000 35.4 against 36.3; float16 4 x 40000 30.4 against 37.6.
+      // k past kStreamK: the buffer of 16384 keys a block a row (from 8 rows;
+      // the half types' from one row), or where slices fill 7/8 of the SMs
+      // (their merge costs more than the multi tier's passes on fewer).
+      // H200, every variant (topk v51), the stream tier against the multi
+      // tier's best: float32 128 x 131072 k 200 57.6 us against 90.4,
+      // reversed k 500 44.8 against 93.7; 512 x 65536 k 300 164.2 against
+      // 176.1; 32 x 262144 k 256 (4 slices a row) 52.0 against 65.4; bfloat16
+      // at items 8 61.6 against 53.3 (sorted 46.6 against 62.0), at items 16
+      // (k up to 512, topk v52) 47.6 against 53.4 (sorted 43.2); 21 x 633161
+      // k 640 reversed 69.8 against 195.9; 8 x 10^6 k 200 random 61.2 against
+      // 50.2, at items 16 46.7 (reversed 39.2 against 61.3); float16 2 x
+      // 2579175 repeated k 224 57.0 (items 8 67.3, the generic kernel 61.4).
+      // Fewer CTAs in slices lost on random rows: int32 4 x 2097152 k 700 (92
+      // CTAs) 104.2 against 81.2; float32 1 x 2^24 k 256 (64) 103.1 against
+      // 81.1, k 1000 (16) 289.4 against 102.0; as did one block at items 8,
+      // bfloat16 1 x 34312 k 179 46.0 against 41.8.  A block a row of 8-65
+      // rows (rows up to 65535, no slices) wins too (topk v52): float32 8 x
+      // 40000 k 300 36.3 against 37.3, 16 x 40000 36.5 against 38.5, 48 x
+      // 60000 44.1 against 46.3, 64 x 40000 37.5 against 48.3; bfloat16 32 x
+      // 40000 (items 16) 32.1 against 38.5.  Below 8 rows the 4-byte types
+      // stay with the multi tier (float32 4 x 40000 35.3 against 36.3, but
+      // sorted 1 x 40000 56.5 against 36.1); the half types' items 16 beat
+      // the multi tier's pick there on every row measured (topk v53):
+      // bfloat16 1 x 34312 k 179 random 28.2 against 31.6, sorted 39.6
+      // against 45.9 (torch 40.7); 2 x 40000 k 300 31.5 against 36.5; 4 x
+      // 60000 sorted 43.5 against 67.3; 1 x 50000 35.4 against 36.3; float16
+      // 4 x 40000 30.4 against 37.6.
       const bool few_rows = p.batch < 8 && dtype_size(p.dtype) == 4;
       if (p.k > kStreamK && (splits > 1 ? 8 * p.batch * splits < 7 * int64_t{d.sm_count} : few_rows))
         return Score::reject();
