@@ -141,7 +141,10 @@ __device__ __forceinline__ void to_orders(const Pack<T, P>& pk, bool largest, bi
 // us, float16 36.9 -> 32.0.  The stream and cluster tiers ran 11-35% slower
 // with it in their chunks (float16 1 x 12799559 k 2 off the alignment 42.1
 // -> 56.9 us, 6 x 1577431 constant k 15 47.1 -> 56.9; the cluster's 1 x
-// 166597 k 6 14.0 -> 16.0) and keep to_orders.
+// 166597 k 6 14.0 -> 16.0) and keep to_orders: their blocks of 1024 hold
+// a thread to 64 registers, and the two halves' unpacking spilled more
+// (ptxas, the float16 stream kernel at items 16 off the alignment: 128 ->
+// 230 bytes of spill stores; aligned 0 -> 44).
 template <class T, int P>
 __device__ __forceinline__ void to_orders_paired(const Pack<T, P>& pk, bool largest, bits_t<T>* out) {
   if constexpr (KeyOf<T>::kBits == 16 && P % 2 == 0) {
