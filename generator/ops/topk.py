@@ -167,7 +167,8 @@ TIERS = (
         # the default set: one a type and buffer, the one the heuristic
         # ranks first wherever any runs (capability does not turn on the
         # block size, and items 16 holds every k <= kStreamK in 4096 keys;
-        # items 8 every k <= 1024 in 16384); the others stay in the full
+        # items 8 every k <= 1024 in 16384, and the half types' items 16
+        # every k <= 512 there, topk v52); the others stay in the full
         # level for measurement.  Items 16 for the half types, whose chunk
         # of 8 keeps 16 KB an SM in flight (H200, topk v44: bfloat16 128 x
         # 128256 k 50 41.4 us against 48.4, 128 x 262144 69.4 against 83.0,

@@ -293,10 +293,11 @@ constexpr int kClusterK = 128;  // the first CTA's warp sorts the selection
 constexpr int kStreamK = 128;
 constexpr int kStreamBuffer = 4096;
 // Or a buffer of 16384 keys (128 KB of dynamic shared memory, one block an
-// SM as before) for k up to 1024 at items 8: rows past a block's reach with
-// k past 128, read once where the multi tier's digit passes read them again
-// and again (adversarial rows; topk v51).  Past kStreamK the k best are
-// sorted by the block (finish_candidates), not one warp.
+// SM as before) for k up to 1024 at items 8 (512 at the half types' items
+// 16, topk v52): rows past a block's reach with k past 128, read once where
+// the multi tier's digit passes read them again and again (adversarial
+// rows; topk v51).  Past kStreamK the k best are sorted by the block
+// (finish_candidates), not one warp.
 constexpr int kStreamLargeK = 1024;
 constexpr int kStreamLargeBuffer = 16384;
 // A buffered key's bytes (key_t of every type but float64, which the

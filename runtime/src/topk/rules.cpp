@@ -16,8 +16,8 @@
 // however few: block (the smallest row capacity that holds n); longer rows
 // in batches of at least half the SMs, past a cluster's reach, or off the
 // packs' alignment: stream (fewer rows in slices); k of 129-1024 in such
-// rows where the stream tier's blocks fill the SMs: stream's buffer of
-// 16384 keys; else multi.
+// rows, a block a row from 8 rows (the half types' from one) or slices
+// over 7/8 of the SMs: stream's buffer of 16384 keys; else multi.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
